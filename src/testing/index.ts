@@ -1,0 +1,54 @@
+/**
+ * `zklock/testing`: real ZooKeeper servers and ensembles for tests, plus a TCP fault proxy.
+ *
+ * Needs Java 11+ and ZooKeeper 3.5+ (found via options, `ZOOKEEPER_CLASSPATH`,
+ * `ZOOKEEPER_HOME`, or Debian/Ubuntu's `zookeeper` package). Every server listens on
+ * 127.0.0.1 only, on free ports, with its own temporary directory. Every JVM carries
+ * `-Dzklock.harness.owner=<pid>` and is killed — and its directory removed — by a watchdog
+ * process if the test process dies without closing it, even by SIGKILL.
+ *
+ * Defaults, chosen for fast and reliable tests on small machines (all overridable):
+ * - zoo.cfg: `tickTime=500`, `minSessionTimeout=1000` (2 × tickTime), `maxSessionTimeout=60000`,
+ *   `admin.enableServer=false`, `4lw.commands.whitelist=*`, `maxClientCnxns=0` (unlimited),
+ *   `forceSync=no`; ensembles add `initLimit=10`, `syncLimit=5` (ticks) and a faster election
+ *   retry (`zookeeper.cnxTimeout=1000`, `zookeeper.fastleader.maxNotificationInterval=1000`).
+ * - JVM: {@link DEFAULT_JVM_ARGS} — `-Xms32m -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
+ *   -XX:-UsePerfData`; user `jvmArgs` come last and win.
+ * - Bounds: start 30 s ({@link DEFAULT_START_TIMEOUT_MS}), SIGTERM grace 10 s, four-letter
+ *   words 2 s; {@link ZooKeeperEnsemble.leader} and `waitForQuorum` default to the start bound.
+ * - TLS (`tls: true`): Netty connection factory, `secureClientPort` on 127.0.0.1, a fresh EC
+ *   key and self-signed certificate (CN/SAN 127.0.0.1, localhost) made with the JDK's keytool.
+ *
+ * @packageDocumentation
+ */
+
+export { ZooKeeperServer } from './zookeeper-server.js';
+export type { ZooKeeperServerOptions } from './zookeeper-server.js';
+export { DEFAULT_INIT_LIMIT, DEFAULT_SYNC_LIMIT, EnsembleMember, ZooKeeperEnsemble } from './zookeeper-ensemble.js';
+export type { ZooKeeperEnsembleOptions } from './zookeeper-ensemble.js';
+export type { WaitOptions, ZooKeeperProcess, ZooKeeperProcessState } from './zookeeper-process.js';
+export {
+  DEFAULT_JVM_ARGS,
+  DEFAULT_MAX_SESSION_TIMEOUT_MS,
+  DEFAULT_START_TIMEOUT_MS,
+  DEFAULT_STOP_TIMEOUT_MS,
+  DEFAULT_TICK_TIME_MS,
+} from './zookeeper-options.js';
+export type { SuperDigestCredentials, ZooKeeperOptions } from './zookeeper-options.js';
+
+export { FaultProxy } from './fault-proxy.js';
+export type { FaultProxyOptions, ProxyStats, WaitForBytesOptions } from './fault-proxy.js';
+export { ProxyConnection } from './proxy-connection.js';
+export type { ProxyChunkEvent } from './proxy-connection.js';
+export type { Direction, DirectionSelector } from './proxy-flow.js';
+
+export { fourLetterWord, parseServerStatus } from './four-letter-word.js';
+export type { FourLetterWordOptions, ServerMode, ServerStatus } from './four-letter-word.js';
+export { locateZooKeeper } from './locate-zookeeper.js';
+export type { LocatorEnvironment, ZooKeeperInstallation, ZooKeeperLocatorOptions } from './locate-zookeeper.js';
+export type { JavaRuntime } from './locate-java.js';
+export { HarnessError, isHarnessError } from './harness-error.js';
+export type { HarnessErrorCode, HarnessErrorContexts } from './harness-error.js';
+export { findHarnessProcesses, isProcessAlive } from './process-status.js';
+export type { HarnessProcess } from './process-status.js';
+export { HARNESS_OWNER_PROPERTY } from './process-watchdog.js';

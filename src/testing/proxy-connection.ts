@@ -1,0 +1,121 @@
+import { connect } from 'node:net';
+import type { Socket } from 'node:net';
+import { ProxyFlow } from './proxy-flow.js';
+import type { Direction, DirectionSelector, FlowFaults } from './proxy-flow.js';
+
+/** Reported for every chunk a {@link FaultProxy} forwarded (once handed to the kernel) or black-holed. */
+export interface ProxyChunkEvent {
+  readonly connection: ProxyConnection;
+  readonly direction: Direction;
+  readonly chunk: Buffer;
+  /** True when the chunk was black-holed instead of forwarded. */
+  readonly dropped: boolean;
+  /** Bytes forwarded in `direction` on this connection so far, this chunk included. */
+  readonly forwardedBytes: number;
+}
+
+/** What a connection needs from its proxy. */
+export interface ProxyConnectionHooks {
+  /** The proxy-wide faults for `direction`; the connection adds its own black hole. */
+  readonly faults: (direction: Direction) => FlowFaults;
+  readonly report: (event: ProxyChunkEvent) => void;
+  readonly closed: (connection: ProxyConnection) => void;
+}
+
+/** Both directions, upstream first. */
+export const DIRECTIONS: readonly Direction[] = ['upstream', 'downstream'];
+
+/** The directions a selector stands for. */
+export function directionsOf(selector: DirectionSelector): readonly Direction[] {
+  return selector === 'both' ? DIRECTIONS : [selector];
+}
+
+/**
+ * One client connection through a {@link FaultProxy} and its connection to the target, with
+ * faults of its own on top of the proxy-wide ones. Created by the proxy.
+ */
+export class ProxyConnection {
+  /** 1 for the proxy's first connection, then 2, ... */
+  readonly id: number;
+  readonly #client: Socket;
+  readonly #server: Socket;
+  readonly #flows: Readonly<Record<Direction, ProxyFlow>>;
+  readonly #blackholed: Record<Direction, boolean> = { upstream: false, downstream: false };
+  #openSockets = 2;
+
+  /** @internal Connections are created by {@link FaultProxy}. */
+  constructor(id: number, client: Socket, target: { readonly host: string; readonly port: number }, hooks: ProxyConnectionHooks) {
+    this.id = id;
+    this.#client = client;
+    this.#server = connect({ host: target.host, port: target.port, allowHalfOpen: true });
+    this.#server.unref();
+    const flow = (direction: Direction, source: Socket, destination: Socket): ProxyFlow => {
+      const result: ProxyFlow = new ProxyFlow(
+        source,
+        destination,
+        () => {
+          const shared = hooks.faults(direction);
+          return { ...shared, blackholed: shared.blackholed || this.#blackholed[direction] };
+        },
+        ({ chunk, dropped }) =>
+          hooks.report({ connection: this, direction, chunk, dropped, forwardedBytes: result.forwardedBytes }),
+      );
+      return result;
+    };
+    this.#flows = {
+      upstream: flow('upstream', this.#client, this.#server),
+      downstream: flow('downstream', this.#server, this.#client),
+    };
+    const watchClose = (socket: Socket, other: Socket, towardOther: ProxyFlow): void => {
+      // Errors reach us as 'close' with hadError; without a listener they would crash the process.
+      socket.on('error', () => undefined);
+      socket.on('close', (hadError) => {
+        // An abortive close (RST, refused connect) is passed on as one, unless that way is black-holed.
+        if (hadError && !other.destroyed && !towardOther.blackholed) other.resetAndDestroy();
+        if (--this.#openSockets === 0) {
+          for (const direction of DIRECTIONS) this.#flows[direction].discard();
+          hooks.closed(this);
+        }
+      });
+    };
+    watchClose(this.#client, this.#server, this.#flows.upstream);
+    watchClose(this.#server, this.#client, this.#flows.downstream);
+  }
+
+  /** Bytes forwarded client → server on this connection. */
+  get upstreamBytes(): number {
+    return this.#flows.upstream.forwardedBytes;
+  }
+
+  /** Bytes forwarded server → client on this connection. */
+  get downstreamBytes(): number {
+    return this.#flows.downstream.forwardedBytes;
+  }
+
+  /** True once both sockets are closed. */
+  get closed(): boolean {
+    return this.#openSockets === 0;
+  }
+
+  /** Silently drops this connection's bytes in `direction` from now on; the sockets stay open. */
+  blackhole(direction: DirectionSelector = 'both'): void {
+    for (const d of directionsOf(direction)) this.#blackholed[d] = true;
+  }
+
+  /** Ends this connection's own black holes (proxy-wide faults still apply). */
+  passThrough(): void {
+    for (const d of DIRECTIONS) this.#blackholed[d] = false;
+  }
+
+  /** Destroys both sockets with a TCP RST: the client sees ECONNRESET, as does the server. */
+  reset(): void {
+    this.#client.resetAndDestroy();
+    this.#server.resetAndDestroy();
+  }
+
+  /** Closes both sockets normally (used when the proxy closes). */
+  destroy(): void {
+    this.#client.destroy();
+    this.#server.destroy();
+  }
+}

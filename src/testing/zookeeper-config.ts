@@ -1,0 +1,56 @@
+import { LOOPBACK } from './loopback-ports.js';
+import type { TlsMaterial } from './tls-keystore.js';
+import type { Timing, ZooKeeperOptions } from './zookeeper-options.js';
+
+type ConfigEntries = Readonly<Record<string, string | number | boolean>>;
+
+/** Everything one member's or server's zoo.cfg is made of. */
+export interface ConfigInput {
+  readonly options: ZooKeeperOptions;
+  readonly timing: Timing;
+  readonly dataDir: string;
+  readonly clientPort: number;
+  readonly tls?: { readonly securePort: number; readonly material: TlsMaterial };
+  /** Role-specific entries (e.g. the ensemble's `server.N` lines); the user's `config` still wins. */
+  readonly roleEntries?: ConfigEntries;
+}
+
+function tlsEntries(securePort: number, material: TlsMaterial): ConfigEntries {
+  return {
+    secureClientPort: securePort,
+    // Without it ZooKeeper binds the secure port on 0.0.0.0, unlike clientPortAddress.
+    secureClientPortAddress: LOOPBACK,
+    // Only the Netty connection factory speaks TLS; it serves the plain port as well.
+    serverCnxnFactory: 'org.apache.zookeeper.server.NettyServerCnxnFactory',
+    'ssl.keyStore.location': material.keyStorePath,
+    'ssl.keyStore.password': material.keyStorePassword,
+    'ssl.keyStore.type': 'PKCS12',
+    // Clients verify the server; the server does not ask clients for certificates.
+    'ssl.clientAuth': 'none',
+  };
+}
+
+/** Renders a zoo.cfg: harness defaults, then TLS, then role entries, then the user's `config`. */
+export function renderConfig(input: ConfigInput): string {
+  const entries: ConfigEntries = {
+    tickTime: input.timing.tickTime,
+    minSessionTimeout: input.timing.minSessionTimeout,
+    maxSessionTimeout: input.timing.maxSessionTimeout,
+    dataDir: input.dataDir,
+    clientPort: input.clientPort,
+    clientPortAddress: LOOPBACK,
+    // The AdminServer would open an HTTP port on 0.0.0.0:8080 and clash between servers.
+    'admin.enableServer': false,
+    '4lw.commands.whitelist': '*',
+    // Every test client connects from 127.0.0.1; ZooKeeper's default limit per address is 60.
+    maxClientCnxns: 0,
+    // Test data need not survive a machine crash; skipping fsync makes writes fast on slow disks.
+    forceSync: 'no',
+    ...(input.tls === undefined ? {} : tlsEntries(input.tls.securePort, input.tls.material)),
+    ...input.roleEntries,
+    ...input.options.config,
+  };
+  return Object.entries(entries)
+    .map(([key, value]) => `${key}=${String(value)}\n`)
+    .join('');
+}

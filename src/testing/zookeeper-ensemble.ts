@@ -1,0 +1,316 @@
+import { join } from 'node:path';
+import { pollUntil } from './bounded-wait.js';
+import { HarnessError, isHarnessError } from './harness-error.js';
+import { allocatePort, LOOPBACK, retryOnPortConflict } from './loopback-ports.js';
+import { removeTempDir } from './temp-dir.js';
+import { createWorkspace } from './workspace.js';
+import type { Workspace } from './workspace.js';
+import { renderConfig } from './zookeeper-config.js';
+import { positiveInteger, validateOptions } from './zookeeper-options.js';
+import type { Timing, ZooKeeperOptions } from './zookeeper-options.js';
+import { ZooKeeperProcess } from './zookeeper-process.js';
+import type { LaunchPlan, WaitOptions } from './zookeeper-process.js';
+
+/** Options for {@link ZooKeeperEnsemble}. */
+export interface ZooKeeperEnsembleOptions extends ZooKeeperOptions {
+  /** Number of members. Default 3. */
+  readonly size?: 3 | 5;
+  /** Ticks a follower may take to connect and sync to the leader. Default 10. */
+  readonly initLimit?: number;
+  /** Ticks a follower may lag behind the leader before it is dropped. Default 5. */
+  readonly syncLimit?: number;
+}
+
+/** The harness's default `initLimit`, ticks. */
+export const DEFAULT_INIT_LIMIT = 10;
+/** The harness's default `syncLimit`, ticks. */
+export const DEFAULT_SYNC_LIMIT = 5;
+
+/**
+ * Leader election tuning: peers give up connecting to a dead peer after 1 s instead of 5 s,
+ * and a peer that heard nothing re-sends its vote at least every second instead of backing off
+ * to 60 s — which would otherwise let one slow-starting member stall the first election.
+ */
+const ELECTION_JVM_ARGS: readonly string[] = [
+  '-Dzookeeper.cnxTimeout=1000',
+  '-Dzookeeper.fastleader.maxNotificationInterval=1000',
+];
+
+interface QuorumLimits {
+  readonly initLimit: number;
+  readonly syncLimit: number;
+}
+
+interface MemberPorts {
+  readonly client: number;
+  readonly quorum: number;
+  readonly election: number;
+  readonly secure: number | undefined;
+}
+
+/**
+ * One member of a {@link ZooKeeperEnsemble}, with the same controls as a standalone server
+ * (stop, kill, restart, pause, resume, ...). Created by the ensemble; `id` is its `myid`.
+ */
+export class EnsembleMember extends ZooKeeperProcess {
+  /** The member's `myid`, 1-based, also its index + 1 in {@link ZooKeeperEnsemble.members}. */
+  readonly id: number;
+  readonly #plan: () => LaunchPlan | undefined;
+  readonly #closed: () => boolean;
+
+  /** @internal Members are created by {@link ZooKeeperEnsemble}. */
+  constructor(id: number, plan: () => LaunchPlan | undefined, closed: () => boolean) {
+    super(`ensemble member ${id}`);
+    this.id = id;
+    this.#plan = plan;
+    this.#closed = closed;
+  }
+
+  protected override launchPlan(): LaunchPlan | undefined {
+    return this.#plan();
+  }
+
+  protected override isClosed(): boolean {
+    return this.#closed();
+  }
+}
+
+const SERVING_MODES: ReadonlySet<string> = new Set(['leader', 'follower', 'observer']);
+const SURVEY_PROBE_TIMEOUT_MS = 1_000;
+const SURVEY_INTERVAL_MS = 100;
+
+/**
+ * A real ZooKeeper ensemble of 3 or 5 JVMs on 127.0.0.1, each with its own free client, quorum
+ * and election ports, sharing one temporary directory. Per-member faults go through
+ * {@link members}; {@link leader} and {@link waitForQuorum} observe the result.
+ */
+export class ZooKeeperEnsemble {
+  readonly #options: ZooKeeperEnsembleOptions;
+  readonly #timing: Timing;
+  readonly #limits: QuorumLimits;
+  readonly #members: readonly EnsembleMember[];
+  #workspace: Workspace | undefined;
+  #plans: readonly LaunchPlan[] | undefined;
+  #closed = false;
+
+  /** Validates the options (`INVALID_OPTIONS`); nothing else happens until {@link start}. */
+  constructor(options: ZooKeeperEnsembleOptions = {}) {
+    const size = options.size ?? 3;
+    if (size !== 3 && size !== 5) {
+      throw new HarnessError('INVALID_OPTIONS', `An ensemble has 3 or 5 members, not ${String(size)}`, { option: 'size', value: size });
+    }
+    this.#options = options;
+    this.#timing = validateOptions(options);
+    this.#limits = {
+      initLimit: positiveInteger('initLimit', options.initLimit, DEFAULT_INIT_LIMIT),
+      syncLimit: positiveInteger('syncLimit', options.syncLimit, DEFAULT_SYNC_LIMIT),
+    };
+    this.#members = Array.from(
+      { length: size },
+      (_, index) =>
+        new EnsembleMember(
+          index + 1,
+          () => this.#plans?.[index],
+          () => this.#closed,
+        ),
+    );
+  }
+
+  /** Creates and starts an ensemble; on failure nothing is left behind. */
+  static async start(options: ZooKeeperEnsembleOptions = {}): Promise<ZooKeeperEnsemble> {
+    // Inside the async function, so invalid options reject rather than throw.
+    const ensemble = new ZooKeeperEnsemble(options);
+    try {
+      await ensemble.start();
+      return ensemble;
+    } catch (error) {
+      await ensemble.close();
+      throw error;
+    }
+  }
+
+  /** All members, in `myid` order. */
+  get members(): readonly EnsembleMember[] {
+    return this.#members;
+  }
+
+  /** The member with `myid` `id` (1-based). */
+  member(id: number): EnsembleMember {
+    const member = this.#members[id - 1];
+    if (member === undefined) {
+      throw new HarnessError('INVALID_OPTIONS', `No member ${id} in an ensemble of ${this.#members.length}`, { option: 'id', value: id });
+    }
+    return member;
+  }
+
+  /** Every member's plain client address, comma-separated: `127.0.0.1:p1,127.0.0.1:p2,...`. */
+  get connectString(): string {
+    return this.#members.map((member) => member.connectString).join(',');
+  }
+
+  /** Every member's TLS client address, comma-separated; undefined unless started with `tls: true`. */
+  get secureConnectString(): string | undefined {
+    const addresses = this.#members.map((member) => member.secureConnectString);
+    return addresses.every((address) => address !== undefined) ? addresses.join(',') : undefined;
+  }
+
+  /** The self-signed certificate (PEM) all members present on their TLS port; undefined unless `tls: true`. */
+  get tlsCertificatePem(): string | undefined {
+    return this.#workspace?.tls?.certificatePem;
+  }
+
+  /** The ensemble's temporary directory (one `member-<id>` directory per member). */
+  get directory(): string | undefined {
+    return this.#workspace?.dir;
+  }
+
+  /**
+   * Starts every stopped member and waits until a quorum serves. The first start locates
+   * ZooKeeper, creates the directory and picks ports (retrying on fresh ports if one is taken
+   * meanwhile); later starts reuse ports and data.
+   */
+  async start(): Promise<void> {
+    if (this.#closed) {
+      throw new HarnessError('INVALID_STATE', 'Cannot start: the ensemble is closed', { operation: 'start', state: 'closed' });
+    }
+    if (this.#plans !== undefined) {
+      await Promise.all(this.#members.filter((member) => member.state === 'stopped').map((member) => member.start()));
+    } else {
+      const workspace = (this.#workspace ??= await createWorkspace(this.#options, this.#timing, 'ensemble', ELECTION_JVM_ARGS));
+      await retryOnPortConflict(async () => {
+        this.#plans = await planMembers(this.#options, this.#limits, workspace, this.#members.length);
+        try {
+          await Promise.all(this.#members.map((member) => member.start()));
+        } catch (error) {
+          // One member failing leaves the others waiting for a quorum that will never come.
+          await Promise.allSettled(this.#members.map((member) => member.kill()));
+          this.#plans = undefined;
+          throw error;
+        }
+      });
+    }
+    await this.waitForQuorum();
+  }
+
+  /**
+   * Waits (bounded; default `startTimeoutMs`) until the ensemble serves: every running, unpaused
+   * member answers `srvr` as leader or follower, they are a majority of the ensemble, and
+   * exactly one of them leads. Resolves with the leader.
+   */
+  async waitForQuorum(options: WaitOptions = {}): Promise<EnsembleMember> {
+    const majority = Math.floor(this.#members.length / 2) + 1;
+    return this.#pollSurvey('a serving quorum', options, (running, modes) => {
+      const serving = running.filter((member) => SERVING_MODES.has(modes[member.id] ?? ''));
+      const leaders = serving.filter((member) => modes[member.id] === 'leader');
+      return serving.length === running.length && serving.length >= majority && leaders.length === 1 ? leaders[0] : undefined;
+    });
+  }
+
+  /**
+   * The member whose `srvr` says `Mode: leader`, waiting (bounded; default `startTimeoutMs`)
+   * until exactly one running member says so — e.g. after the old leader was killed.
+   */
+  async leader(options: WaitOptions = {}): Promise<EnsembleMember> {
+    return this.#pollSurvey('a single leader', options, (running, modes) => {
+      const leaders = running.filter((member) => modes[member.id] === 'leader');
+      return leaders.length === 1 ? leaders[0] : undefined;
+    });
+  }
+
+  async #pollSurvey(
+    what: string,
+    options: WaitOptions,
+    decide: (running: readonly EnsembleMember[], modes: Readonly<Record<number, string>>) => EnsembleMember | undefined,
+  ): Promise<EnsembleMember> {
+    const timeoutMs = options.timeoutMs ?? this.#plans?.[0]?.workspace.timing.startTimeoutMs;
+    if (timeoutMs === undefined) {
+      throw new HarnessError('INVALID_STATE', `Cannot wait for ${what}: the ensemble was never started`, {
+        operation: 'wait',
+        state: 'stopped',
+      });
+    }
+    let modes: Record<number, string> = {};
+    return pollUntil(
+      async () => {
+        modes = await this.#survey();
+        return decide(
+          this.#members.filter((member) => member.state === 'running'),
+          modes,
+        );
+      },
+      {
+        timeoutMs,
+        intervalMs: SURVEY_INTERVAL_MS,
+        onTimeout: () =>
+          new HarnessError('QUORUM_TIMEOUT', `No ${what} within ${timeoutMs} ms; members: ${JSON.stringify(modes)}`, {
+            timeoutMs,
+            modes,
+          }),
+      },
+    );
+  }
+
+  /** Each member's `srvr` mode, or why there is none (its state, `not serving`, or the probe's error code). */
+  async #survey(): Promise<Record<number, string>> {
+    const entries = await Promise.all(
+      this.#members.map(async (member): Promise<[number, string]> => {
+        if (member.state !== 'running') return [member.id, member.state];
+        try {
+          const status = await member.status({ timeoutMs: SURVEY_PROBE_TIMEOUT_MS });
+          return [member.id, status?.mode ?? 'not serving'];
+        } catch (error) {
+          return [member.id, isHarnessError(error) ? error.code : String(error)];
+        }
+      }),
+    );
+    return Object.fromEntries(entries);
+  }
+
+  /** Stops every member gracefully (in parallel). Ports and data stay for a later {@link start}. */
+  async stop(): Promise<void> {
+    await Promise.all(this.#members.map((member) => member.stop()));
+  }
+
+  /** Stops every member and deletes the temporary directory. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.stop();
+    this.#closed = true;
+    if (this.#workspace !== undefined) await removeTempDir(this.#workspace.dir);
+  }
+
+  /** Same as {@link close}, for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+async function allocateMemberPorts(tls: boolean): Promise<MemberPorts> {
+  return {
+    client: await allocatePort(),
+    quorum: await allocatePort(),
+    election: await allocatePort(),
+    secure: tls ? await allocatePort() : undefined,
+  };
+}
+
+async function planMembers(
+  options: ZooKeeperEnsembleOptions,
+  limits: QuorumLimits,
+  workspace: Workspace,
+  size: number,
+): Promise<LaunchPlan[]> {
+  const ports: MemberPorts[] = [];
+  for (let i = 0; i < size; i++) ports.push(await allocateMemberPorts(workspace.tls !== undefined));
+  const roleEntries: Record<string, number | string> = { ...limits };
+  ports.forEach((p, index) => {
+    roleEntries[`server.${index + 1}`] = `${LOOPBACK}:${p.quorum}:${p.election}`;
+  });
+  return ports.map((p, index) => {
+    const id = index + 1;
+    const dir = join(workspace.dir, `member-${id}`);
+    const tls = workspace.tls === undefined || p.secure === undefined ? undefined : { securePort: p.secure, material: workspace.tls };
+    const config = renderConfig({ options, timing: workspace.timing, dataDir: join(dir, 'data'), clientPort: p.client, tls, roleEntries });
+    return { workspace, dir, files: { 'zoo.cfg': config, 'data/myid': `${id}\n` }, clientPort: p.client, securePort: p.secure };
+  });
+}

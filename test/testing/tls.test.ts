@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { connect } from 'node:tls';
+import type { ConnectionOptions, TLSSocket } from 'node:tls';
+import { after, describe, it } from 'node:test';
+import { ZooKeeperEnsemble, ZooKeeperServer } from '../../src/testing/index.js';
+import { assertNoJvmLeftBehind } from './helpers/processes.js';
+import { RawZooKeeperSession, ZOK } from './helpers/raw-zookeeper-session.js';
+
+function tlsConnect(options: ConnectionOptions): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(options);
+    socket.once('secureConnect', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+describe('ZooKeeperServer with tls: true', { timeout: 60_000 }, () => {
+  const server = new ZooKeeperServer({ tls: true });
+
+  after(async () => {
+    await server.close();
+  });
+
+  it('starts with a secure client port and a self-signed certificate for 127.0.0.1 and localhost', async (t) => {
+    const started = performance.now();
+    await server.start();
+    t.diagnostic(`TLS server start (keytool included): ${(performance.now() - started).toFixed(0)} ms`);
+    const pem = server.tlsCertificatePem;
+    assert.ok(pem !== undefined);
+    const certificate = new X509Certificate(pem);
+    assert.equal(certificate.subject, 'CN=127.0.0.1');
+    assert.match(certificate.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
+    assert.match(certificate.subjectAltName ?? '', /DNS:localhost/);
+    assert.equal(server.secureConnectString, `127.0.0.1:${server.securePort}`);
+  });
+
+  it('completes a verified TLS handshake and a ZooKeeper session on the secure port', async () => {
+    const socket = await tlsConnect({ host: '127.0.0.1', port: server.securePort, ca: server.tlsCertificatePem });
+    assert.equal(socket.authorized, true);
+    const session = await RawZooKeeperSession.handshake(socket);
+    try {
+      assert.ok(session.negotiatedTimeoutMs > 0);
+      assert.notEqual(session.sessionId, 0n);
+      assert.equal(await session.create('/over-tls', 'secret'), ZOK);
+    } finally {
+      session.close();
+    }
+    // Same server behind both ports: the plain port sees the znode written over TLS.
+    const plain = await RawZooKeeperSession.connect(server.port);
+    try {
+      assert.deepEqual(await plain.getData('/over-tls'), { err: ZOK, data: 'secret' });
+    } finally {
+      plain.close();
+    }
+  });
+
+  it('is not trusted by a client without the certificate', async () => {
+    await assert.rejects(tlsConnect({ host: '127.0.0.1', port: server.securePort }), (error: NodeJS.ErrnoException) => {
+      assert.match(error.code ?? '', /SELF_SIGNED/);
+      return true;
+    });
+  });
+
+  it('listens on 127.0.0.1 only, the secure port included', { skip: !existsSync('/proc/net/tcp') && 'needs Linux /proc' }, () => {
+    // ZooKeeper binds secureClientPort to 0.0.0.0 unless secureClientPortAddress is set.
+    const listeners = readFileSync('/proc/net/tcp', 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[3] === '0A')
+      .map((fields) => fields[1] ?? '');
+    for (const port of [server.port, server.securePort ?? 0]) {
+      const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+      assert.deepEqual(
+        listeners.filter((address) => address.endsWith(`:${hexPort}`)),
+        [`0100007F:${hexPort}`],
+      );
+    }
+  });
+
+  it('keeps the plain port answering four-letter words', async () => {
+    assert.equal(await server.fourLetterWord('ruok'), 'imok');
+  });
+});
+
+describe('ZooKeeperEnsemble with tls: true', { timeout: 60_000 }, () => {
+  it('serves TLS on every member with one shared certificate', async () => {
+    await using ensemble = await ZooKeeperEnsemble.start({ tls: true });
+    const addresses = ensemble.secureConnectString?.split(',') ?? [];
+    assert.equal(addresses.length, 3);
+    for (const member of ensemble.members) {
+      const socket = await tlsConnect({ host: '127.0.0.1', port: member.securePort, ca: ensemble.tlsCertificatePem });
+      const session = await RawZooKeeperSession.handshake(socket);
+      assert.notEqual(session.sessionId, 0n);
+      session.close();
+    }
+  });
+});
+
+it('leaves no JVM of this test process behind', async () => {
+  await assertNoJvmLeftBehind();
+});
