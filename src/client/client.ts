@@ -1,0 +1,485 @@
+import { EventEmitter } from 'node:events';
+import type { SessionEvent, SessionState, TlsOptions } from '../connection/index.js';
+import { Session, parseConnectString } from '../connection/index.js';
+import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Stat, WatcherEvent } from '../protocol/index.js';
+import {
+  AddWatchMode,
+  ErrorCode,
+  OpCode,
+  WatcherType,
+  ZooKeeperError,
+  createOpCode,
+  readAclStat,
+  readChildren2,
+  readCreate2,
+  readData,
+  readMultiResults,
+  readStat,
+  writeCreate,
+  writeMulti,
+  writeMultiRead,
+  writePath,
+  writePathInt,
+  writePathVersion,
+  writePathWatch,
+  writeSetACL,
+  writeSetData,
+} from '../protocol/index.js';
+import { OPEN_ACL_UNSAFE } from './acl.js';
+import type { CreateMode } from './create-mode.js';
+import { createFlags, isSequential } from './create-mode.js';
+import type { NodeData } from './node-data.js';
+import { toBytes } from './node-data.js';
+import { Chroot, parentOf, validatePath } from './paths.js';
+import { PersistentWatch } from './persistent-watch.js';
+import type { Op, OpResult } from './transaction.js';
+import { toMultiOps, toOpResults } from './transaction.js';
+import type { Watcher } from './watch-event.js';
+import type { WatchKind } from './watch-manager.js';
+import { WatchManager } from './watch-manager.js';
+
+export interface ClientOptions {
+  /** Requested session timeout in ms (the server clamps it to its min/max). Default 15000. */
+  sessionTimeout?: number;
+  /** Bound on how long a request waits for a connection when it has no timeout of its own. Default 20000. */
+  requestTimeout?: number;
+  /** Connect over TLS to a secure client port; Node's `tls.connect` options are passed through. */
+  tls?: TlsOptions | boolean;
+  /** Auth to add before anything else on every connection, e.g. `{ scheme: 'digest', auth: 'user:pass' }`. */
+  auth?: readonly { scheme: string; auth: string | Uint8Array }[];
+  /** Accept read-only servers (members of a minority partition). Default false. */
+  readOnly?: boolean;
+  /** After expiry, start a new session automatically. Default true. */
+  renewExpiredSession?: boolean;
+  /** Largest frame sent or accepted (the server's jute.maxbuffer). Default 1048575. */
+  maxFrameBytes?: number;
+}
+
+/** Bounds on one call: an AbortSignal and/or a timeout (ms) covering the whole request. */
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeout?: number;
+}
+
+export interface CreateOptions extends CallOptions {
+  mode?: CreateMode;
+  acl?: readonly ACL[];
+  /** Time to live (ms) for the TTL modes. */
+  ttl?: number;
+}
+
+export interface VersionOptions extends CallOptions {
+  /** Expected version; -1 (the default) matches any. */
+  version?: number;
+}
+
+export interface WatchOptions extends CallOptions {
+  /** A one-shot watch, delivered once to this callback. */
+  watch?: Watcher;
+}
+
+export interface DataResult {
+  data: Buffer;
+  stat: Stat;
+}
+
+export type MultiReadResult = { op: 'getData'; data: Buffer; stat: Stat } | { op: 'getChildren'; children: string[] } | ZooKeeperError;
+
+export type ClientState = SessionState;
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * A ZooKeeper client: one session, kept across reconnects. Every method validates its input
+ * before sending and rejects with a {@link ZooKeeperError}.
+ *
+ * Events: `state` (event, reason) for every change, and `connected`, `reconnected`, `suspended`,
+ * `expired`, `closed` on their own; `connectionError` (reason) whenever a connection attempt or a
+ * connection fails, malformed server bytes included.
+ */
+export class ZooKeeperClient extends EventEmitter {
+  private readonly session: Session;
+  private readonly chrootMap: Chroot;
+  private readonly watches: WatchManager;
+  private readonly renewExpiredSession: boolean;
+
+  constructor(connectString: string, options: ClientOptions = {}) {
+    super();
+    const { hosts, chroot } = parseConnectString(connectString);
+    if (chroot) validatePath(chroot, 'connect');
+    this.chrootMap = new Chroot(chroot);
+    this.watches = new WatchManager(this.chrootMap);
+    this.renewExpiredSession = options.renewExpiredSession ?? true;
+    const sessionTimeout = positive(options.sessionTimeout ?? 15000, 'sessionTimeout');
+    this.session = new Session({
+      hosts,
+      sessionTimeout,
+      requestTimeout: positive(options.requestTimeout ?? 20000, 'requestTimeout'),
+      renewExpiredSession: this.renewExpiredSession,
+      readOnly: options.readOnly ?? false,
+      tls: options.tls === true ? {} : options.tls || undefined,
+      maxFrameBytes: options.maxFrameBytes,
+    });
+    this.session.setWatchProvider(() => this.watches.registrations());
+    this.session.on('notification', (event: WatcherEvent) => this.watches.dispatch(event));
+    this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
+      if (event === 'expired') this.watches.endAll('expired');
+      if (event === 'closed') this.watches.endAll('closed');
+      this.emit('state', event, reason);
+      this.emit(event, reason);
+    });
+    this.session.on('connectionError', (reason: unknown) => this.emit('connectionError', reason));
+    this.session.on('authFailed', (reason: unknown) => this.emit('authFailed', reason));
+    for (const { scheme, auth } of options.auth ?? []) void this.addAuth(scheme, auth).catch(() => undefined);
+  }
+
+  /** Creates a client and waits until its session is established (bounded by `timeout`, default the request timeout). */
+  static async connect(connectString: string, options: ClientOptions & CallOptions = {}): Promise<ZooKeeperClient> {
+    const client = new ZooKeeperClient(connectString, options);
+    try {
+      await client.waitForConnected({ signal: options.signal, timeout: options.timeout ?? options.requestTimeout ?? 20000 });
+      return client;
+    } catch (error) {
+      await client.close();
+      throw error;
+    }
+  }
+
+  get state(): ClientState {
+    return this.session.state;
+  }
+
+  /** The current session id (0n before the first connection and after expiry). */
+  get sessionId(): bigint {
+    return this.session.sessionId;
+  }
+
+  /** The session timeout the server granted (ms), 0 before the first connection. */
+  get sessionTimeout(): number {
+    return this.session.negotiatedTimeout;
+  }
+
+  /** `host:port` of the server in use, undefined while not connected. */
+  get server(): string | undefined {
+    return this.session.server;
+  }
+
+  get readOnly(): boolean {
+    return this.session.readOnly;
+  }
+
+  get chroot(): string {
+    return this.chrootMap.prefix;
+  }
+
+  /** The highest zxid seen on this session. */
+  get lastZxid(): bigint {
+    return this.session.lastZxid;
+  }
+
+  /**
+   * The `performance.now()` time until which the session is certainly alive on the server: the
+   * send time of the newest acknowledged request plus the negotiated timeout. A lock holder must
+   * stop trusting its lock before then if it has heard nothing since.
+   */
+  sessionAliveUntil(): number {
+    return this.session.lastAckedSentAt + this.session.negotiatedTimeout;
+  }
+
+  /** Resolves once connected (at once if already); rejects on close, terminal expiry, abort or timeout. */
+  waitForConnected(options: CallOptions = {}): Promise<void> {
+    if (this.session.isConnected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const finish = (error?: ZooKeeperError): void => {
+        clearTimeout(timer);
+        this.off('state', onState);
+        options.signal?.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onState = (event: SessionEvent, reason?: ZooKeeperError): void => {
+        if (event === 'connected' || event === 'reconnected') finish();
+        else if (event === 'closed') finish(new ZooKeeperError('CLOSED', 'client closed while connecting'));
+        else if (event === 'expired' && !this.renewExpiredSession) finish(reason);
+      };
+      const onAbort = (): void => finish(new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: options.signal?.reason }));
+      const timeout = options.timeout ?? 20000;
+      const timer = setTimeout(() => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`)), timeout);
+      if (options.signal?.aborted) return onAbort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.on('state', onState);
+      if (this.state === 'closed') finish(new ZooKeeperError('CLOSED', 'client is closed'));
+    });
+  }
+
+  // ---- operations ----
+
+  async create(path: string, data?: NodeData, options: CreateOptions = {}): Promise<PathStat> {
+    const flags = createFlags(options.mode);
+    validatePath(path, 'create', isSequential(flags));
+    const ttlMode = (options.mode ?? 'PERSISTENT').includes('TTL');
+    if (ttlMode !== (options.ttl !== undefined) || (ttlMode && !(Number.isInteger(options.ttl) && options.ttl! > 0))) {
+      throw new ZooKeeperError('INVALID_ARGUMENT', 'a TTL mode needs a positive integer ttl (ms), and only a TTL mode takes one', { op: 'create', path });
+    }
+    const body = { path: this.chrootMap.toServer(path), data: toBytes(data), acl: options.acl ?? OPEN_ACL_UNSAFE, flags, ttl: options.ttl };
+    const result = await this.session.request({
+      type: createOpCode(flags),
+      op: 'create',
+      path,
+      write: (w) => writeCreate(w, body),
+      read: readCreate2,
+      ...bounds(options),
+    });
+    return { path: this.userPath(result.path), stat: result.stat };
+  }
+
+  async delete(path: string, options: VersionOptions = {}): Promise<void> {
+    const server = this.serverPath(path, 'delete');
+    await this.session.request({ type: OpCode.delete, op: 'delete', path, write: (w) => writePathVersion(w, server, options.version ?? -1), ...bounds(options) });
+  }
+
+  /** The node's Stat, or null when it does not exist. A watch fires on creation, change or deletion. */
+  async exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
+    const server = this.serverPath(path, 'exists');
+    const watch = options.watch;
+    try {
+      return await this.session.request({
+        type: OpCode.exists,
+        op: 'exists',
+        path,
+        write: (w) => writePathWatch(w, server, watch !== undefined),
+        onReply: watch && ((err) => this.registerWatch(err === ErrorCode.NO_NODE ? 'exist' : 'data', path, err, watch)),
+        read: readStat,
+        ...bounds(options),
+      });
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.zkCode === ErrorCode.NO_NODE) return null;
+      throw error;
+    }
+  }
+
+  async getData(path: string, options: WatchOptions = {}): Promise<DataResult> {
+    const server = this.serverPath(path, 'getData');
+    const watch = options.watch;
+    const result = await this.session.request({
+      type: OpCode.getData,
+      op: 'getData',
+      path,
+      write: (w) => writePathWatch(w, server, watch !== undefined),
+      onReply: watch && ((err) => this.registerWatch('data', path, err, watch)),
+      read: readData,
+      ...bounds(options),
+    });
+    return { data: result.data ?? EMPTY, stat: result.stat };
+  }
+
+  async setData(path: string, data: NodeData, options: VersionOptions = {}): Promise<Stat> {
+    const server = this.serverPath(path, 'setData');
+    const bytes = toBytes(data);
+    return this.session.request({
+      type: OpCode.setData,
+      op: 'setData',
+      path,
+      write: (w) => writeSetData(w, server, bytes, options.version ?? -1),
+      read: readStat,
+      ...bounds(options),
+    });
+  }
+
+  /** Children names (unsorted, as the server lists them) and the parent's Stat. */
+  async getChildren(path: string, options: WatchOptions = {}): Promise<ChildrenStat> {
+    const server = this.serverPath(path, 'getChildren');
+    const watch = options.watch;
+    return this.session.request({
+      type: OpCode.getChildren2,
+      op: 'getChildren',
+      path,
+      write: (w) => writePathWatch(w, server, watch !== undefined),
+      onReply: watch && ((err) => this.registerWatch('child', path, err, watch)),
+      read: readChildren2,
+      ...bounds(options),
+    });
+  }
+
+  async getACL(path: string, options: CallOptions = {}): Promise<AclStat> {
+    const server = this.serverPath(path, 'getACL');
+    return this.session.request({ type: OpCode.getACL, op: 'getACL', path, write: (w) => writePath(w, server), read: readAclStat, ...bounds(options) });
+  }
+
+  async setACL(path: string, acl: readonly ACL[], options: VersionOptions = {}): Promise<Stat> {
+    const server = this.serverPath(path, 'setACL');
+    return this.session.request({
+      type: OpCode.setACL,
+      op: 'setACL',
+      path,
+      write: (w) => writeSetACL(w, server, acl, options.version ?? -1),
+      read: readStat,
+      ...bounds(options),
+    });
+  }
+
+  /** Waits until the server this session uses has caught up with the leader (for reads after another client's write). */
+  async sync(path = '/', options: CallOptions = {}): Promise<void> {
+    const server = this.serverPath(path, 'sync');
+    await this.session.request({ type: OpCode.sync, op: 'sync', path, write: (w) => writePath(w, server), read: (r) => r.string(), ...bounds(options) });
+  }
+
+  /** Runs ops atomically: all apply or none. A failure throws a MultiError naming the failing op. */
+  async multi(ops: readonly Op[], options: CallOptions = {}): Promise<OpResult[]> {
+    if (!Array.isArray(ops) || ops.length === 0) throw new ZooKeeperError('INVALID_ARGUMENT', 'multi needs at least one op', { op: 'multi' });
+    const multiOps = toMultiOps(ops, this.chrootMap);
+    const raw = await this.session.request({ type: OpCode.multi, op: 'multi', write: (w) => writeMulti(w, multiOps), read: readMultiResults, ...bounds(options) });
+    return toOpResults(ops, raw, this.chrootMap);
+  }
+
+  /** Several reads in one round trip; each result is the value or the error of that read. */
+  async multiRead(ops: readonly MultiReadOp[], options: CallOptions = {}): Promise<MultiReadResult[]> {
+    const serverOps = ops.map((op) => ({ type: op.type, path: this.serverPath(op.path, 'multiRead') }));
+    const raw = await this.session.request({ type: OpCode.multiRead, op: 'multiRead', write: (w) => writeMultiRead(w, serverOps), read: readMultiResults, ...bounds(options) });
+    return raw.map((r, i): MultiReadResult => {
+      if (r.type === OpCode.error || r.err !== 0) return ZooKeeperError.fromServer(r.err, 'multiRead', ops[i]?.path);
+      return r.type === OpCode.getData ? { op: 'getData', data: r.data ?? EMPTY, stat: r.stat! } : { op: 'getChildren', children: r.children ?? [] };
+    });
+  }
+
+  /** A persistent watch on `path` (and, with `recursive`, every node below it). */
+  async addWatch(path: string, options: CallOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
+    const server = this.serverPath(path, 'addWatch');
+    const recursive = options.recursive ?? false;
+    if (this.watches.hasOtherMode(path, recursive)) {
+      throw new ZooKeeperError('INVALID_ARGUMENT', 'the server keeps one persistent watch mode per path and session: remove the other mode first', { op: 'addWatch', path });
+    }
+    const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w));
+    await this.session.request({
+      type: OpCode.addWatch,
+      op: 'addWatch',
+      path,
+      write: (w) => writePathInt(w, server, recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent),
+      onReply: (err) => {
+        if (err === 0) this.watches.addPersistent(watch);
+      },
+      ...bounds(options),
+    });
+    return watch;
+  }
+
+  private async removePersistentWatch(watch: PersistentWatch): Promise<void> {
+    if (!this.watches.removePersistent(watch)) return;
+    try {
+      await this.removeServerWatch(watch.path, watch.recursive ? WatcherType.persistentRecursive : WatcherType.persistent);
+    } catch (error) {
+      // Servers before 3.9 know only the children/data/any types: remove everything on the path,
+      // then set again the one-shot watches that must survive.
+      if (!(error instanceof ZooKeeperError) || error.code !== 'MARSHALLINGERROR') throw error;
+      await this.removeServerWatch(watch.path, WatcherType.any);
+      await this.rearmOneShot(watch.path);
+    }
+  }
+
+  private async rearmOneShot(path: string): Promise<void> {
+    const kinds = this.watches.kindsOn(path);
+    const server = this.chrootMap.toServer(path);
+    // exists sets a watch whether or not the node exists; getChildren on a vanished node fails,
+    // and then its child watchers already had (or will have) their deletion event.
+    const rearm = (type: number): Promise<unknown> =>
+      this.session.request({ type, op: 'rearmWatch', path, write: (w) => writePathWatch(w, server, true) }).catch(() => undefined);
+    await Promise.all([
+      kinds.has('data') || kinds.has('exist') ? rearm(OpCode.exists) : undefined,
+      kinds.has('child') ? rearm(OpCode.getChildren) : undefined,
+    ]);
+  }
+
+  /**
+   * Removes a one-shot watcher registered on `path`. The server's watch is removed too once no
+   * local watcher of that kind remains. The watcher is not called.
+   */
+  async removeWatcher(path: string, watcher: Watcher, options: CallOptions = {}): Promise<void> {
+    validatePath(path, 'removeWatches');
+    const emptied = this.watches.remove(path, watcher);
+    const types = new Set(emptied.map((kind) => (kind === 'child' ? WatcherType.children : WatcherType.data)));
+    await Promise.all([...types].map((type) => this.removeServerWatch(path, type, options)));
+  }
+
+  private async removeServerWatch(path: string, type: number, options: CallOptions = {}): Promise<void> {
+    if (this.state === 'closed' || this.state === 'expired') return;
+    const server = this.chrootMap.toServer(path);
+    try {
+      await this.session.request({ type: OpCode.removeWatches, op: 'removeWatches', path, write: (w) => writePathInt(w, server, type), ...bounds(options) });
+    } catch (error) {
+      // NOWATCHER: the watch already fired or went with the session; CONNECTIONLOSS: not re-registered after a reconnect.
+      if (!(error instanceof ZooKeeperError) || !['NOWATCHER', 'CONNECTIONLOSS', 'CLOSED', 'SESSIONEXPIRED'].includes(error.code)) throw error;
+    }
+  }
+
+  /** The session's ephemeral nodes under `prefix`. */
+  async getEphemerals(prefix = '/', options: CallOptions = {}): Promise<string[]> {
+    const server = this.serverPath(prefix, 'getEphemerals');
+    const paths = await this.session.request({ type: OpCode.getEphemerals, op: 'getEphemerals', path: prefix, write: (w) => writePath(w, server), read: (r) => r.strings(), ...bounds(options) });
+    return paths.flatMap((p) => this.chrootMap.fromServer(p) ?? []);
+  }
+
+  /** The number of all descendants of `path`. */
+  async getAllChildrenNumber(path: string, options: CallOptions = {}): Promise<number> {
+    const server = this.serverPath(path, 'getAllChildrenNumber');
+    return this.session.request({ type: OpCode.getAllChildrenNumber, op: 'getAllChildrenNumber', path, write: (w) => writePath(w, server), read: (r) => r.int(), ...bounds(options) });
+  }
+
+  /**
+   * Creates `path` and any missing parents (as containers with `container: true`, which the server
+   * deletes once empty). Existing nodes are left as they are.
+   */
+  async ensurePath(path: string, options: CallOptions & { container?: boolean; acl?: readonly ACL[] } = {}): Promise<void> {
+    validatePath(path, 'ensurePath');
+    if (path === '/') return;
+    const mode: CreateMode = options.container ? 'CONTAINER' : 'PERSISTENT';
+    try {
+      await this.create(path, EMPTY, { mode, acl: options.acl, signal: options.signal, timeout: options.timeout });
+    } catch (error) {
+      if (!(error instanceof ZooKeeperError)) throw error;
+      if (error.code === 'NODEEXISTS') return;
+      if (error.code !== 'NONODE') throw error;
+      await this.ensurePath(parentOf(path), options);
+      await this.ensurePath(path, options);
+    }
+  }
+
+  /** Adds an identity to the session (kept across reconnects); resolves once a server accepted it. */
+  addAuth(scheme: string, auth: string | Uint8Array): Promise<void> {
+    return this.session.addAuth(scheme, Buffer.from(typeof auth === 'string' ? Buffer.from(auth, 'utf8') : auth));
+  }
+
+  /** Ends the session (its ephemeral nodes are deleted at once) and releases every timer and socket. */
+  close(): Promise<void> {
+    return this.session.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  // ---- helpers ----
+
+  private serverPath(path: string, op: string): string {
+    return this.chrootMap.toServer(validatePath(path, op));
+  }
+
+  private userPath(serverPath: string): string {
+    return this.chrootMap.fromServer(serverPath) ?? serverPath;
+  }
+
+  private registerWatch(kind: WatchKind, path: string, err: number, watcher: Watcher): void {
+    if (err === 0 || (kind === 'exist' && err === ErrorCode.NO_NODE)) this.watches.add(kind, path, watcher);
+  }
+}
+
+function bounds(options: CallOptions): { signal?: AbortSignal | undefined; timeout?: number | undefined } {
+  if (options.timeout !== undefined) positive(options.timeout, 'timeout');
+  return { signal: options.signal, timeout: options.timeout };
+}
+
+function positive(value: number, name: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new ZooKeeperError('INVALID_ARGUMENT', `${name} must be a positive number of ms, got ${String(value)}`);
+  }
+  return value;
+}

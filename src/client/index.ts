@@ -1,0 +1,11 @@
+export * from './client.js';
+export * from './acl.js';
+export * from './create-mode.js';
+export * from './paths.js';
+export * from './persistent-watch.js';
+export * from './transaction.js';
+export * from './watch-event.js';
+export type { NodeData } from './node-data.js';
+export { ZooKeeperError, isZooKeeperError, ERROR_NAMES } from '../protocol/index.js';
+export type { ACL, Id, Stat, LocalErrorCode, MultiReadOp } from '../protocol/index.js';
+export type { SessionEvent } from '../connection/index.js';

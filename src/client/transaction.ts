@@ -1,0 +1,75 @@
+import type { ACL, MultiOp, RawOpResult, Stat } from '../protocol/index.js';
+import { OpCode, ZooKeeperError, errorName } from '../protocol/index.js';
+import { OPEN_ACL_UNSAFE } from './acl.js';
+import type { CreateMode } from './create-mode.js';
+import { createFlags, isSequential } from './create-mode.js';
+import type { Chroot } from './paths.js';
+import { validatePath } from './paths.js';
+import type { NodeData } from './node-data.js';
+import { toBytes } from './node-data.js';
+
+/** One operation of a transaction (`multi`). */
+export type Op =
+  | { op: 'create'; path: string; data?: NodeData; mode?: CreateMode; acl?: readonly ACL[]; ttl?: number }
+  | { op: 'delete'; path: string; version?: number }
+  | { op: 'setData'; path: string; data: NodeData; version?: number }
+  | { op: 'check'; path: string; version: number };
+
+export type OpResult =
+  | { op: 'create'; path: string; /** Present when the server reports it (3.8 reports it for CONTAINER and TTL creates only). */ stat?: Stat }
+  | { op: 'delete' }
+  | { op: 'setData'; stat: Stat }
+  | { op: 'check' };
+
+/** A transaction failed: nothing was applied. `failedIndex` is the op that failed, `code` its error. */
+export class MultiError extends ZooKeeperError {
+  constructor(
+    zkCode: number,
+    readonly failedIndex: number,
+    readonly failedOp: Op,
+    /** Each op's code: OK before the failure, the failure's code, RUNTIMEINCONSISTENCY after it. */
+    readonly codes: string[],
+  ) {
+    super(errorName(zkCode), `transaction failed at op ${failedIndex} (${failedOp.op})`, { zkCode, op: 'multi', path: failedOp.path });
+    this.name = 'MultiError';
+  }
+}
+
+export function toMultiOps(ops: readonly Op[], chroot: Chroot): MultiOp[] {
+  return ops.map((op): MultiOp => {
+    switch (op.op) {
+      case 'create': {
+        const flags = createFlags(op.mode);
+        const path = validatePath(op.path, 'multi', isSequential(flags));
+        return { type: 'create', path: chroot.toServer(path), data: toBytes(op.data), acl: op.acl ?? OPEN_ACL_UNSAFE, flags, ttl: op.ttl };
+      }
+      case 'delete':
+      case 'check':
+        return { type: op.op, path: chroot.toServer(validatePath(op.path, 'multi')), version: op.version ?? -1 };
+      case 'setData':
+        return { type: 'setData', path: chroot.toServer(validatePath(op.path, 'multi')), data: toBytes(op.data), version: op.version ?? -1 };
+      default:
+        throw new ZooKeeperError('INVALID_ARGUMENT', `unknown transaction op ${JSON.stringify((op as { op: unknown }).op)}`, { op: 'multi' });
+    }
+  });
+}
+
+/** Typed results, or a MultiError naming the op that failed. */
+export function toOpResults(ops: readonly Op[], raw: readonly RawOpResult[], chroot: Chroot): OpResult[] {
+  const failed = raw.findIndex((r) => r.err !== 0 && r.err !== -2);
+  if (failed !== -1 || raw.some((r) => r.type === OpCode.error)) {
+    const index = failed === -1 ? 0 : failed;
+    throw new MultiError(raw[index]?.err ?? -2, index, ops[index]!, raw.map((r) => errorName(r.err)));
+  }
+  return raw.map((r, i): OpResult => {
+    const op = ops[i]!;
+    switch (op.op) {
+      case 'create':
+        return r.stat ? { op: 'create', path: chroot.fromServer(r.path ?? '') ?? r.path ?? '', stat: r.stat } : { op: 'create', path: chroot.fromServer(r.path ?? '') ?? r.path ?? '' };
+      case 'setData':
+        return { op: 'setData', stat: r.stat! };
+      default:
+        return { op: op.op };
+    }
+  });
+}

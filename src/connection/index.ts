@@ -1,0 +1,4 @@
+export * from './connect-string.js';
+export * from './session.js';
+export type { RequestSpec } from './packet.js';
+export type { TlsOptions } from './transport.js';

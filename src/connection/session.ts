@@ -1,0 +1,493 @@
+import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import type { WatchLists, WatcherEvent } from '../protocol/index.js';
+import {
+  EMPTY_PASSWORD,
+  MAX_FRAME_BYTES,
+  OpCode,
+  Reader,
+  Writer,
+  Xid,
+  ZooKeeperError,
+  readConnectResponse,
+  readReplyHeader,
+  readWatcherEvent,
+  writeAuth,
+  writeConnectRequest,
+  writeRequestHeader,
+  writeSetWatches2,
+} from '../protocol/index.js';
+import type { HostPort } from './connect-string.js';
+import { Connection } from './connection.js';
+import { Fifo } from './fifo.js';
+import { HostList } from './host-list.js';
+import type { RequestSpec } from './packet.js';
+import { Packet } from './packet.js';
+import type { TlsOptions } from './transport.js';
+import { openSocket } from './transport.js';
+
+export type SessionState = 'connecting' | 'connected' | 'suspended' | 'expired' | 'closed';
+
+/** Every state change is emitted as `state`, and also under its own name. */
+export type SessionEvent = 'connecting' | 'connected' | 'reconnected' | 'suspended' | 'expired' | 'closed';
+
+export interface SessionOptions {
+  hosts: readonly HostPort[];
+  /** Requested session timeout (ms); the server clamps it. */
+  sessionTimeout: number;
+  /** Bound on the wait for a connection of a request that has no timeout of its own. */
+  requestTimeout: number;
+  /** Start a new session by itself after expiry. */
+  renewExpiredSession: boolean;
+  /** Accept read-only servers (a minority partition). */
+  readOnly: boolean;
+  tls?: TlsOptions | undefined;
+  maxFrameBytes?: number | undefined;
+}
+
+interface AuthEntry {
+  scheme: string;
+  auth: Buffer;
+  waiters: { resolve: () => void; reject: (e: ZooKeeperError) => void }[];
+}
+
+/** setWatches2 batches stay near the Java client's 128 KiB of paths, far below the frame limit. */
+const SET_WATCHES_BATCH_BYTES = 128 * 1024;
+const MAX_BACKOFF_MS = 1000;
+
+/**
+ * A ZooKeeper session over a succession of connections: the handshake, reconnection to the next
+ * host within the session, request pipelining with FIFO reply matching, pings, auth and watch
+ * re-registration, expiry (reported by a server, or concluded locally when no server was reachable
+ * for the whole session timeout) and an orderly close.
+ */
+export class Session extends EventEmitter {
+  state: SessionState = 'connecting';
+  sessionId = 0n;
+  /** The timeout the server granted (ms); 0 before the first connection. */
+  negotiatedTimeout = 0;
+  lastZxid = 0n;
+  readOnly = false;
+  /** performance.now() at which the newest acknowledged request was sent: the server heard from us then. */
+  lastAckedSentAt = 0;
+
+  private password = EMPTY_PASSWORD;
+  private readonly hosts: HostList;
+  private readonly maxFrameBytes: number;
+  private connection: Connection | undefined;
+  private ready = false;
+  private readonly pending = new Fifo<Packet>();
+  private outstanding = new Fifo<Packet>();
+  private pingsSentAt = new Fifo<number>();
+  private readonly authInfo: AuthEntry[] = [];
+  private authInFlight = new Fifo<AuthEntry>();
+  private watchProvider: (() => WatchLists) | undefined;
+  private xid = 0;
+  private closing: Promise<void> | undefined;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private wake: (() => void) | undefined;
+  private readonly pingFrame: Buffer;
+
+  constructor(private readonly options: SessionOptions) {
+    super();
+    this.hosts = new HostList(options.hosts);
+    this.maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
+    const ping = new Writer(16);
+    writeRequestHeader(ping, Xid.ping, OpCode.ping);
+    this.pingFrame = Buffer.from(ping.frame());
+    void this.run();
+  }
+
+  /** The paths to re-register after a reconnect, as the server knows them (chroot included). */
+  setWatchProvider(provider: () => WatchLists): void {
+    this.watchProvider = provider;
+  }
+
+  get isConnected(): boolean {
+    return this.ready;
+  }
+
+  /** `host:port` of the server the session is connected to, if any. */
+  get server(): string | undefined {
+    return this.ready ? this.connection?.label : undefined;
+  }
+
+  request<T>(spec: RequestSpec<T>): Promise<T> {
+    const refused = this.refusal(spec);
+    if (refused) return Promise.reject(refused);
+    const w = new Writer(64);
+    writeRequestHeader(w, 0, spec.type);
+    spec.write?.(w);
+    if (w.bodyLength > this.maxFrameBytes) {
+      return Promise.reject(
+        new ZooKeeperError('DATA_TOO_LARGE', `request of ${w.bodyLength} bytes exceeds the frame limit of ${this.maxFrameBytes}`, {
+          op: spec.op,
+          path: spec.path,
+        }),
+      );
+    }
+    const frame = w.frame();
+    return new Promise<T>((resolve, reject) => {
+      const packet = new Packet<T>(spec, frame, resolve, reject) as Packet;
+      if (packet.settled) return;
+      if (this.ready && this.connection) {
+        this.send(this.connection, packet);
+      } else {
+        packet.boundWait(this.options.requestTimeout);
+        this.pending.push(packet);
+      }
+    });
+  }
+
+  private refusal(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
+    const where = { op: spec.op, path: spec.path };
+    if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', where);
+    if (this.state === 'expired' && !this.options.renewExpiredSession) {
+      return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...where, zkCode: -112 });
+    }
+    if (spec.signal?.aborted) return new ZooKeeperError('ABORTED', 'request aborted', { ...where, cause: spec.signal.reason });
+    return undefined;
+  }
+
+  private send(connection: Connection, packet: Packet): void {
+    this.xid = this.xid >= 0x7fffffff ? 1 : this.xid + 1;
+    packet.markSent(this.xid, performance.now());
+    this.outstanding.push(packet);
+    connection.send(packet.frame);
+  }
+
+  /** Digest or other auth; kept and re-sent on every reconnect. Resolves when a server accepted it. */
+  addAuth(scheme: string, auth: Buffer): Promise<void> {
+    if (this.closing || this.state === 'closed') return Promise.reject(new ZooKeeperError('CLOSED', 'client is closed', { op: 'addAuth' }));
+    const entry: AuthEntry = { scheme, auth, waiters: [] };
+    this.authInfo.push(entry);
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        entry.waiters = entry.waiters.filter((w) => w.resolve !== done);
+        reject(new ZooKeeperError('TIMEOUT', `no server accepted the auth within ${this.options.requestTimeout} ms`, { op: 'addAuth' }));
+      }, this.options.requestTimeout);
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      entry.waiters.push({
+        resolve: done,
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      if (this.ready && this.connection) this.sendAuth(this.connection, entry);
+    });
+  }
+
+  private sendAuth(connection: Connection, entry: AuthEntry): void {
+    const w = new Writer(64);
+    writeRequestHeader(w, Xid.auth, OpCode.auth);
+    writeAuth(w, entry.scheme, entry.auth);
+    this.authInFlight.push(entry);
+    connection.send(w.frame());
+  }
+
+  private onAuthReply(err: number): void {
+    const entry = this.authInFlight.shift();
+    if (!entry) return;
+    const waiters = entry.waiters;
+    entry.waiters = [];
+    if (err === 0) {
+      for (const w of waiters) w.resolve();
+      return;
+    }
+    this.authInfo.splice(this.authInfo.indexOf(entry), 1);
+    const error = ZooKeeperError.fromServer(err, 'addAuth');
+    for (const w of waiters) w.reject(error);
+    this.emit('authFailed', error);
+  }
+
+  // ---- the connection loop ----
+
+  private async run(): Promise<void> {
+    let backoff = 50;
+    while (!this.isStopped()) {
+      const established = await this.connectOnce(this.hosts.next());
+      if (this.isStopped()) return;
+      if (established) {
+        backoff = 50;
+      } else if (this.hosts.endOfPass) {
+        await this.sleep(backoff / 2 + Math.random() * (backoff / 2));
+        backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      }
+    }
+  }
+
+  private isStopped(): boolean {
+    return this.state === 'closed' || this.closing !== undefined || (this.state === 'expired' && !this.options.renewExpiredSession);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /**
+   * Bound on connecting and on the handshake. A share of the session timeout per host, as in the
+   * Java client, but at most a third of it: an attempt whose bytes were lost must not use up the
+   * whole session before the next one can start.
+   */
+  private connectTimeout(): number {
+    const timeout = this.negotiatedTimeout || this.options.sessionTimeout;
+    return Math.max(Math.min(timeout / this.hosts.size, timeout / 3), 250);
+  }
+
+  /** One connection attempt; resolves when that connection has ended, true if a session was established on it. */
+  private async connectOnce(target: HostPort): Promise<boolean> {
+    let socket;
+    try {
+      socket = await openSocket(target, this.connectTimeout(), this.options.tls);
+    } catch (error) {
+      this.emit('connectionError', error);
+      return false;
+    }
+    if (this.isStopped()) {
+      socket.destroy();
+      return false;
+    }
+    return new Promise<boolean>((resolve) => {
+      let established = false;
+      const connection = new Connection(
+        socket,
+        {
+          onFrame: (body) => {
+            if (established) this.onFrame(body);
+            else established = this.onHandshake(connection, body);
+          },
+          onIdle: () => this.sendPing(connection),
+          onClose: (reason) => {
+            this.onConnectionClosed(connection, reason, established);
+            resolve(established);
+          },
+        },
+        this.maxFrameBytes,
+        `${target.host}:${target.port}`,
+      );
+      this.connection = connection;
+      connection.setDeadline(this.connectTimeout(), 'session handshake');
+      const w = new Writer(64);
+      writeConnectRequest(w, {
+        lastZxidSeen: this.lastZxid,
+        timeout: this.options.sessionTimeout,
+        sessionId: this.sessionId,
+        password: this.password,
+        readOnly: this.options.readOnly,
+      });
+      connection.send(w.frame());
+    });
+  }
+
+  /** Handles the ConnectResponse; true when the session is now usable on this connection. */
+  private onHandshake(connection: Connection, body: Buffer): boolean {
+    const response = readConnectResponse(new Reader(body));
+    if (response.timeout <= 0) {
+      this.expire(new ZooKeeperError('SESSIONEXPIRED', `server ${connection.label} reports the session expired`, { zkCode: -112 }));
+      connection.close(new ZooKeeperError('CONNECTIONLOSS', 'session expired', { zkCode: -4 }));
+      return false;
+    }
+    const resumed = this.sessionId !== 0n && response.sessionId === this.sessionId;
+    this.sessionId = response.sessionId;
+    this.password = response.password;
+    this.negotiatedTimeout = response.timeout;
+    this.readOnly = response.readOnly;
+    this.lastAckedSentAt = connection.lastSentAt;
+    clearTimeout(this.expiryTimer);
+    connection.startLivenessClock(response.timeout);
+
+    // Auth and watches go before anything queued, so queued requests run with the session's identity and watches.
+    for (const entry of this.authInfo) this.sendAuth(connection, entry);
+    if (resumed) this.sendSetWatches(connection);
+    this.ready = true;
+    for (const packet of this.pending.drain()) {
+      if (!packet.settled) this.send(connection, packet);
+    }
+    this.setState('connected', resumed ? 'reconnected' : 'connected');
+    return true;
+  }
+
+  private sendSetWatches(connection: Connection): void {
+    const lists = this.watchProvider?.();
+    if (!lists) return;
+    const kinds = ['data', 'exist', 'child', 'persistent', 'persistentRecursive'] as const;
+    let batch = emptyLists();
+    let bytes = 0;
+    const flush = (): void => {
+      const w = new Writer(bytes + 128);
+      writeRequestHeader(w, Xid.setWatches, OpCode.setWatches2);
+      writeSetWatches2(w, this.lastZxid, batch);
+      connection.send(w.frame());
+      batch = emptyLists();
+      bytes = 0;
+    };
+    for (const kind of kinds) {
+      for (const path of lists[kind]) {
+        const size = Buffer.byteLength(path) + 4;
+        if (bytes > 0 && bytes + size > SET_WATCHES_BATCH_BYTES) flush();
+        batch[kind].push(path);
+        bytes += size;
+      }
+    }
+    if (bytes > 0) flush();
+  }
+
+  private sendPing(connection: Connection): void {
+    if (!this.ready) return;
+    this.pingsSentAt.push(performance.now());
+    connection.send(this.pingFrame);
+  }
+
+  private onFrame(body: Buffer): void {
+    const r = new Reader(body);
+    const header = readReplyHeader(r);
+    if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
+    switch (header.xid) {
+      case Xid.notification:
+        this.emit('notification', readWatcherEvent(r) satisfies WatcherEvent);
+        return;
+      case Xid.ping:
+        this.acknowledge(this.pingsSentAt.shift());
+        return;
+      case Xid.auth:
+        this.onAuthReply(header.err);
+        return;
+      case Xid.setWatches:
+        if (header.err !== 0) this.emit('connectionError', ZooKeeperError.fromServer(header.err, 'setWatches'));
+        return;
+    }
+    const packet = this.outstanding.peek();
+    if (!packet || packet.xid !== header.xid) {
+      throw new ZooKeeperError('PROTOCOL_ERROR', `reply xid ${header.xid} does not match the oldest request (${packet?.xid ?? 'none'})`);
+    }
+    this.outstanding.shift();
+    this.acknowledge(packet.sentAt);
+    if (packet.settled) return;
+    packet.spec.onReply?.(header.err);
+    if (header.err !== 0) {
+      packet.fail(ZooKeeperError.fromServer(header.err, packet.spec.op, packet.spec.path));
+      return;
+    }
+    try {
+      packet.succeed(packet.spec.read ? packet.spec.read(r) : undefined);
+    } catch (error) {
+      packet.fail(error);
+      throw error;
+    }
+  }
+
+  private acknowledge(sentAt: number | undefined): void {
+    if (sentAt !== undefined && sentAt > this.lastAckedSentAt) this.lastAckedSentAt = sentAt;
+  }
+
+  private onConnectionClosed(connection: Connection, reason: ZooKeeperError, established: boolean): void {
+    if (this.connection === connection) {
+      this.connection = undefined;
+      this.ready = false;
+    }
+    this.pingsSentAt = new Fifo();
+    this.authInFlight = new Fifo();
+    for (const packet of this.outstanding.drain()) {
+      packet.fail(
+        new ZooKeeperError('CONNECTIONLOSS', `${reason.message}; the outcome of the request is unknown`, {
+          zkCode: -4,
+          op: packet.spec.op,
+          path: packet.spec.path,
+          cause: reason,
+        }),
+      );
+    }
+    if (this.isStopped()) return;
+    this.emit('connectionError', reason);
+    if (established && this.state === 'connected') {
+      this.setState('suspended', 'suspended', reason);
+      // With no server reachable for a whole session timeout, the session is gone (or will be before we can reach a server).
+      this.expiryTimer = setTimeout(
+        () =>
+          this.expire(
+            new ZooKeeperError('SESSIONEXPIRED', `no server reachable for the session timeout (${this.negotiatedTimeout} ms)`, {
+              zkCode: -112,
+            }),
+          ),
+        this.negotiatedTimeout,
+      );
+    }
+  }
+
+  private expire(reason: ZooKeeperError): void {
+    clearTimeout(this.expiryTimer);
+    this.sessionId = 0n;
+    this.password = EMPTY_PASSWORD;
+    this.failAll(() => reason);
+    this.setState('expired', 'expired', reason);
+    if (!this.options.renewExpiredSession) this.connection?.close(reason);
+  }
+
+  private failAll(makeError: (packet: Packet) => ZooKeeperError): void {
+    for (const packet of [...this.outstanding.drain(), ...this.pending.drain()]) {
+      const base = makeError(packet);
+      packet.fail(new ZooKeeperError(base.code, base.message, { zkCode: base.zkCode, op: packet.spec.op, path: packet.spec.path, cause: base }));
+    }
+  }
+
+  private setState(state: SessionState, event: SessionEvent, reason?: ZooKeeperError): void {
+    this.state = state;
+    this.emit('state', event, reason);
+    this.emit(event, reason);
+  }
+
+  /**
+   * Ends the session on the server (its ephemeral nodes go at once), then drops the connection.
+   * Requests still waiting fail with CLOSED. Leaves no timer or socket behind.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
+    if (this.state === 'closed') return;
+    if (this.ready && this.connection && this.sessionId !== 0n) {
+      const connection = this.connection;
+      const w = new Writer(16);
+      writeRequestHeader(w, 0, OpCode.closeSession);
+      const done = new Promise<void>((resolve) => {
+        const packet = new Packet<void>(
+          { type: OpCode.closeSession, op: 'close', timeout: Math.min(this.negotiatedTimeout, 2000) },
+          w.frame(),
+          resolve,
+          () => resolve(),
+        );
+        this.send(connection, packet as Packet);
+      });
+      await done;
+    }
+    clearTimeout(this.expiryTimer);
+    this.state = 'closed';
+    this.wake?.();
+    const connection = this.connection;
+    connection?.close(new ZooKeeperError('CLOSED', 'client closed'));
+    this.failAll(() => new ZooKeeperError('CLOSED', 'client closed'));
+    for (const entry of this.authInfo) {
+      for (const w of entry.waiters) w.reject(new ZooKeeperError('CLOSED', 'client closed', { op: 'addAuth' }));
+      entry.waiters = [];
+    }
+    await connection?.released;
+    this.emit('state', 'closed');
+    this.emit('closed');
+  }
+}
+
+function emptyLists(): { [K in keyof WatchLists]: string[] } {
+  return { data: [], exist: [], child: [], persistent: [], persistentRecursive: [] };
+}

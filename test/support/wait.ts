@@ -1,0 +1,32 @@
+import type { EventEmitter } from 'node:events';
+
+/** Resolves with the event's arguments the next time `emitter` emits `event`; rejects after `ms`. */
+export function nextEvent(emitter: EventEmitter, event: string, ms = 20_000): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      emitter.off(event, on);
+      reject(new Error(`no "${event}" event within ${ms} ms`));
+    }, ms);
+    const on = (...args: unknown[]): void => {
+      clearTimeout(timer);
+      resolve(args);
+    };
+    emitter.once(event, on);
+  });
+}
+
+/** Polls `probe` until it returns true; rejects after `ms`. */
+export async function eventually(probe: () => boolean | Promise<boolean>, ms = 20_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A promise with its resolver, for callbacks that must be awaited. */
+export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
