@@ -1,0 +1,48 @@
+import type { ZooKeeperClient } from '../client/index.js';
+import { ZooKeeperError } from '../client/index.js';
+
+/**
+ * Deletes an ephemeral node of session `owner` (with `czxid`: only if it is still that node), retrying across reconnects until it is gone.
+ * It also ends when the session is gone (the server deletes the node with it) or the client
+ * closes (which ends the session). Never bound to a caller's signal: a leaked contender would
+ * block the lock for the rest of the session.
+ */
+export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, czxid?: bigint): Promise<void> {
+  for (;;) {
+    if (client.sessionId !== owner || client.state === 'closed') return;
+    try {
+      if (czxid === undefined) {
+        await client.delete(path);
+        return;
+      }
+      // A node of a well-known name: delete it only if it is still the one we created.
+      const stat = await client.exists(path);
+      if (stat?.czxid === czxid) await client.delete(path, { version: stat.version });
+      return;
+    } catch (error) {
+      if (!(error instanceof ZooKeeperError)) throw error;
+      switch (error.code) {
+        case 'NONODE':
+        case 'BADVERSION':
+        case 'SESSIONEXPIRED':
+        case 'CLOSED':
+          return;
+        case 'CONNECTIONLOSS':
+        case 'TIMEOUT':
+          await waitForSessionOrEnd(client);
+          break;
+        default:
+          throw error;
+      }
+    }
+  }
+}
+
+/** Waits until connected again, or until the session ends (expired or closed): both end the retry. */
+async function waitForSessionOrEnd(client: ZooKeeperClient): Promise<void> {
+  try {
+    await client.waitForConnected({ timeout: Math.max(client.sessionTimeout, 1000) * 2 });
+  } catch {
+    // Not connected within twice the session timeout: the session is certainly gone by then.
+  }
+}

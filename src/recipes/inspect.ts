@@ -1,0 +1,88 @@
+import type { ZooKeeperClient } from '../client/index.js';
+import { ZooKeeperError, joinPath } from '../client/index.js';
+import type { Contender } from './contender-name.js';
+import { blockers, sortContenders } from './contender-name.js';
+import type { OwnerInfo } from './owner-data.js';
+import { parseOwner } from './owner-data.js';
+
+export interface ContenderInfo {
+  name: string;
+  path: string;
+  seq: number;
+  kind: Contender['kind'];
+  owner: OwnerInfo | { id: string };
+  /** The owning session. */
+  sessionId: bigint;
+  createdAt: Date;
+  /** The contender's fencing token (its node's czxid). */
+  fencingToken: bigint;
+}
+
+export interface LockState {
+  lockPath: string;
+  /** Who holds the lock now, in queue order (several for readers or a semaphore). */
+  holders: ContenderInfo[];
+  /** Who waits, in the order they will get it. */
+  waiters: ContenderInfo[];
+}
+
+/**
+ * Holders and waiters of a lock path, for mutexes and read/write locks (zklock, Curator or
+ * kazoo names) and for semaphores (`leases/` and `locks/` children). Unknown children are left out.
+ */
+export async function inspectLock(client: ZooKeeperClient, lockPath: string): Promise<LockState> {
+  const { children } = await client.getChildren(lockPath);
+  if (children.includes('leases') || children.includes('locks')) {
+    const [holders, queue] = await Promise.all([describeQueue(client, joinPath(lockPath, 'leases'), true), describeQueue(client, joinPath(lockPath, 'locks'), false)]);
+    return { lockPath, holders: holders.all, waiters: queue.all };
+  }
+  const { all, holding } = await describeQueue(client, lockPath, false, children);
+  return { lockPath, holders: all.filter((c) => holding.has(c.name)), waiters: all.filter((c) => !holding.has(c.name)) };
+}
+
+async function describeQueue(
+  client: ZooKeeperClient,
+  parent: string,
+  leases: boolean,
+  known?: string[],
+): Promise<{ all: ContenderInfo[]; holding: Set<string> }> {
+  let names = known;
+  if (!names) {
+    try {
+      names = (await client.getChildren(parent)).children;
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') return { all: [], holding: new Set() };
+      throw error;
+    }
+  }
+  const queue = leases ? leaseOrder(names) : sortContenders(names);
+  const reads = await client.multiRead(queue.map((c) => ({ type: 'getData' as const, path: joinPath(parent, c.name) })));
+  const all: ContenderInfo[] = [];
+  const holding = new Set<string>();
+  queue.forEach((contender, i) => {
+    const read = reads[i];
+    if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
+    all.push({
+      name: contender.name,
+      path: joinPath(parent, contender.name),
+      seq: contender.seq,
+      kind: contender.kind,
+      owner: parseOwner(read.data),
+      sessionId: read.stat.ephemeralOwner,
+      createdAt: new Date(read.stat.ctime),
+      fencingToken: read.stat.czxid,
+    });
+    if (blockers(queue, contender).length === 0) holding.add(contender.name);
+  });
+  return { all, holding };
+}
+
+/** Semaphore lease nodes (`_c_<uuid>-lease-<seq>`), in creation order. */
+function leaseOrder(names: string[]): Contender[] {
+  const leases: Contender[] = [];
+  for (const name of names) {
+    const match = /-lease-(\d{10}|-\d{9,10})$/.exec(name);
+    if (match) leases.push({ name, seq: Number(match[1]), kind: 'shared', protectionId: undefined });
+  }
+  return leases.sort((a, b) => (a.seq - b.seq) | 0);
+}

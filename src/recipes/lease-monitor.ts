@@ -1,0 +1,105 @@
+import { performance } from 'node:perf_hooks';
+import type { SessionEvent, WatchEvent, ZooKeeperClient } from '../client/index.js';
+import { ZooKeeperError } from '../client/index.js';
+import type { LockLostReason } from './lock-error.js';
+import { LockLostError } from './lock-error.js';
+
+export interface LeaseMonitorOptions {
+  /**
+   * How long before the session could have expired on the server to give the lock up while
+   * disconnected (ms). Default: a tenth of the session timeout, at least 100 ms.
+   */
+  safetyMargin?: number;
+}
+
+/**
+ * Watches what a lease depends on and aborts its signal when the lock is, or may be, lost:
+ * the session expired, our node was deleted, the client closed, or the connection has been down
+ * so long that the server may have expired the session (the session is certainly alive until the
+ * newest acknowledged request's send time plus the negotiated timeout; we give up before that).
+ */
+export class LeaseMonitor {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly onState = (event: SessionEvent): void => this.onSessionEvent(event);
+  private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
+
+  constructor(
+    private readonly client: ZooKeeperClient,
+    private readonly nodePath: string,
+    private readonly owner: bigint,
+    private readonly options: LeaseMonitorOptions = {},
+  ) {
+    client.on('state', this.onState);
+    if (client.sessionId !== owner) this.lose('SESSION_EXPIRED', 'the session that created the node has ended');
+    else if (client.state === 'suspended') this.armDisconnectTimer();
+    this.watchNode();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  private watchNode(): void {
+    if (this.stopped) return;
+    this.client.getData(this.nodePath, { watch: this.watcher }).catch((error: unknown) => {
+      if (this.stopped || !(error instanceof ZooKeeperError)) return;
+      if (error.code === 'NONODE') this.lose('NODE_DELETED', 'our lock node no longer exists');
+      // CONNECTIONLOSS: the state listener decides; the watch is set again on reconnect.
+      else if (error.code === 'CONNECTIONLOSS' || error.code === 'TIMEOUT') this.client.once('reconnected', () => this.watchNode());
+    });
+  }
+
+  private onNodeEvent(event: WatchEvent): void {
+    if (this.stopped) return;
+    if (event.type === 'deleted') this.lose('NODE_DELETED', 'our lock node was deleted by someone else');
+    else if (event.type === 'dataChanged' || event.type === 'created') this.watchNode();
+  }
+
+  private onSessionEvent(event: SessionEvent): void {
+    switch (event) {
+      case 'suspended':
+        this.armDisconnectTimer();
+        break;
+      case 'reconnected':
+        clearTimeout(this.timer);
+        break;
+      case 'expired':
+      case 'connected':
+        this.lose('SESSION_EXPIRED', 'the session expired; the server deleted our lock node');
+        break;
+      case 'closed':
+        this.lose('CLIENT_CLOSED', 'the client was closed');
+        break;
+    }
+  }
+
+  private armDisconnectTimer(): void {
+    clearTimeout(this.timer);
+    const timeout = this.client.sessionTimeout;
+    const margin = this.options.safetyMargin ?? Math.max(timeout / 10, 100);
+    const giveUpAt = this.client.sessionAliveUntil() - margin;
+    this.timer = setTimeout(
+      () => this.lose('SESSION_MAY_HAVE_EXPIRED', `disconnected for so long that the server may have expired the session (timeout ${timeout} ms)`),
+      Math.max(0, giveUpAt - performance.now()),
+    );
+  }
+
+  private lose(reason: LockLostReason, message: string): void {
+    if (this.controller.signal.aborted) return;
+    this.controller.abort(new LockLostError(reason, this.nodePath, message));
+    this.detach();
+  }
+
+  /** The lease was released: abort with RELEASED and stop watching. */
+  stop(): void {
+    this.lose('RELEASED', 'the lease was released');
+    this.stopped = true;
+  }
+
+  private detach(): void {
+    clearTimeout(this.timer);
+    this.client.off('state', this.onState);
+  }
+}

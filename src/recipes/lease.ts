@@ -1,0 +1,92 @@
+import type { Op, OpResult, Stat, ZooKeeperClient } from '../client/index.js';
+import { ZooKeeperError } from '../client/index.js';
+import { deleteGuaranteed } from './guaranteed-delete.js';
+import type { LeaseMonitorOptions } from './lease-monitor.js';
+
+export interface LeaseOptions extends LeaseMonitorOptions {
+  /** Release deletes the node only if it is still the one we created (for node names others may reuse). */
+  verifyBeforeDelete?: boolean;
+}
+import { LeaseMonitor } from './lease-monitor.js';
+import { LockError } from './lock-error.js';
+
+/**
+ * A held lock: it owns one node until released. Works with `await using`.
+ *
+ * What it guarantees: while `signal` is not aborted, our node exists and our session is alive, so
+ * no other zklock, Curator or kazoo contender holds the lock. What it cannot: a process paused
+ * (GC, SIGSTOP, swap) past its session timeout learns of the loss only when it runs again — use
+ * `fencingToken` with the protected resource, or `guard()` for state kept in ZooKeeper.
+ */
+export class Lease implements AsyncDisposable {
+  private released = false;
+  private readonly monitor: LeaseMonitor;
+
+  constructor(
+    private readonly client: ZooKeeperClient,
+    /** The lock path (the contenders' parent, or the node itself for the simple lock). */
+    readonly lockPath: string,
+    /** Our node. */
+    readonly node: string,
+    /** Our node's Stat at creation. */
+    readonly stat: Stat,
+    private readonly options: LeaseOptions = {},
+  ) {
+    this.monitor = new LeaseMonitor(client, node, stat.ephemeralOwner, options);
+  }
+
+  /**
+   * Grows with every acquisition of this lock, ensemble-wide (the node's creation zxid). Hand it
+   * to the protected resource, which rejects a token lower than the highest it has seen.
+   */
+  get fencingToken(): bigint {
+    return this.stat.czxid;
+  }
+
+  /** The session that owns the node. */
+  get sessionId(): bigint {
+    return this.stat.ephemeralOwner;
+  }
+
+  /** Aborted, with a LockLostError as reason, when the lock is or may be lost, and on release. */
+  get signal(): AbortSignal {
+    return this.monitor.signal;
+  }
+
+  /** True until released or lost. */
+  get held(): boolean {
+    return !this.released && !this.monitor.signal.aborted;
+  }
+
+  /**
+   * A transaction that commits only while our node exists (a `check` of it runs first), so a
+   * holder that lost its lock cannot write. Results are those of `ops`. NOT_HELD when our node is gone.
+   */
+  async guard(ops: readonly Op[], options: { signal?: AbortSignal; timeout?: number } = {}): Promise<OpResult[]> {
+    if (this.released) throw new LockError('NOT_HELD', 'the lease was released', { path: this.node, op: 'guard' });
+    try {
+      const results = await this.client.multi([{ op: 'check', path: this.node, version: -1 }, ...ops], options);
+      return results.slice(1);
+    } catch (error) {
+      if (error instanceof ZooKeeperError && 'failedIndex' in error && error.failedIndex === 0) {
+        throw new LockError('NOT_HELD', 'our lock node no longer exists; nothing was written', { path: this.node, op: 'guard', cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /** Deletes our node (retried across reconnects until done or the session is gone). A second call throws ALREADY_RELEASED. */
+  async release(): Promise<void> {
+    if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'release' });
+    this.released = true;
+    this.monitor.stop();
+    if (this.client.state === 'closed') {
+      throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
+    }
+    await deleteGuaranteed(this.client, this.node, this.stat.ephemeralOwner, this.options.verifyBeforeDelete ? this.stat.czxid : undefined);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (!this.released && this.client.state !== 'closed') await this.release();
+  }
+}

@@ -1,0 +1,51 @@
+import { ZooKeeperError } from '../client/index.js';
+
+/**
+ * Codes of the lock recipes, on top of the client's (`CONNECTIONLOSS`, `NOAUTH`, ...):
+ * - `LOCK_TIMEOUT`: the acquire deadline passed; our contender node was removed first.
+ * - `ABORTED`: the caller's signal aborted the acquire; our contender node was removed first.
+ * - `SESSION_EXPIRED`: the session expired while waiting and the caller asked not to re-queue.
+ * - `UPGRADE_NOT_SUPPORTED`: a read lock holder asked for the write lock (that would deadlock).
+ * - `WOULD_DEADLOCK`: a non-reentrant lock was acquired again from the call chain that holds it.
+ * - `ALREADY_RELEASED`: a lease was released twice.
+ * - `NOT_HELD`: a guarded write or downgrade on a lease whose lock is no longer held.
+ * - `INVALID_ARGUMENT`: bad options (a negative timeout, a semaphore of 0, an empty lock set).
+ */
+export type LockErrorCode =
+  | 'LOCK_TIMEOUT'
+  | 'ABORTED'
+  | 'SESSION_EXPIRED'
+  | 'UPGRADE_NOT_SUPPORTED'
+  | 'WOULD_DEADLOCK'
+  | 'ALREADY_RELEASED'
+  | 'NOT_HELD'
+  | 'INVALID_ARGUMENT';
+
+export class LockError extends ZooKeeperError {
+  constructor(code: LockErrorCode, message: string, details: { path?: string | undefined; op?: string; cause?: unknown } = {}) {
+    super(code, message, details);
+    this.name = 'LockError';
+  }
+}
+
+/**
+ * Why a lease's signal aborted:
+ * - `SESSION_EXPIRED`: the session that owned the node is gone, and with it the node.
+ * - `NODE_DELETED`: someone else deleted our node (an operator, a forced release).
+ * - `SESSION_MAY_HAVE_EXPIRED`: disconnected so long that the server may already have expired the session.
+ * - `CLIENT_CLOSED`: the client was closed.
+ * - `RELEASED`: the lease was released normally.
+ */
+export type LockLostReason = 'SESSION_EXPIRED' | 'NODE_DELETED' | 'SESSION_MAY_HAVE_EXPIRED' | 'CLIENT_CLOSED' | 'RELEASED';
+
+/** The reason a lease's signal carries. */
+export class LockLostError extends ZooKeeperError {
+  constructor(
+    readonly reason: LockLostReason,
+    path: string,
+    message: string,
+  ) {
+    super(reason, message, { path, op: 'lease' });
+    this.name = 'LockLostError';
+  }
+}

@@ -1,0 +1,130 @@
+import type { ZooKeeperClient } from '../client/index.js';
+import { validatePath } from '../client/index.js';
+import type { ContenderKind, Layout } from './contender-name.js';
+import { acquireInQueue } from './contender-queue.js';
+import type { AcquireOptions } from './deadline.js';
+import { Deadline } from './deadline.js';
+import { Lease } from './lease.js';
+import type { LeaseMonitorOptions } from './lease-monitor.js';
+import { LockError } from './lock-error.js';
+import { ownerData } from './owner-data.js';
+import { heldBy, runHolding } from './reentrancy.js';
+
+export interface LockOptions extends LeaseMonitorOptions {
+  /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
+  layout?: Layout;
+  /** Owner id written into our node for inspection (default host:pid). */
+  ownerId?: string;
+  /** Fail with SESSION_EXPIRED when the session expires while waiting, instead of queueing again with the new session. */
+  failOnSessionExpiry?: boolean;
+  /** Called for every watch event a waiter of this lock receives (herd measurement). */
+  onWake?: () => void;
+}
+
+export interface AcquireAttempt extends AcquireOptions {
+  /** Used internally by the read/write lock's downgrade. */
+  ignore?: ReadonlySet<string>;
+}
+
+/**
+ * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
+ * contender. Mutex and the read/write lock's two sides are this with a name and a kind.
+ */
+export class QueueLock {
+  constructor(
+    protected readonly client: ZooKeeperClient,
+    readonly lockPath: string,
+    private readonly kind: ContenderKind,
+    private readonly role: 'lock' | 'rw',
+    protected readonly options: LockOptions = {},
+  ) {
+    validatePath(lockPath, 'lock');
+  }
+
+  /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
+  async acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
+    const deadline = new Deadline(attempt, this.lockPath, 'acquire');
+    try {
+      const node = await acquireInQueue({
+        client: this.client,
+        lockPath: this.lockPath,
+        kind: this.kind,
+        layout: this.options.layout ?? 'curator',
+        role: this.role,
+        data: ownerData(this.options.ownerId),
+        deadline,
+        failOnExpiry: this.options.failOnSessionExpiry ?? false,
+        ignore: attempt.ignore,
+        onWake: this.options.onWake,
+      });
+      return new Lease(this.client, this.lockPath, node.path, node.stat, this.options);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /** Runs `fn` holding the lock, then releases it (even when `fn` throws). */
+  async runExclusive<T>(fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+    const lease = await this.acquire(options);
+    try {
+      return await runHolding(this, lease, async () => fn(lease));
+    } finally {
+      await releaseQuietly(lease);
+    }
+  }
+
+  /** The lock if it is free right now, else null; leaves no node either way. */
+  async tryAcquire(): Promise<Lease | null> {
+    try {
+      return await this.acquire({ timeout: 0 });
+    } catch (error) {
+      if (error instanceof LockError && error.code === 'LOCK_TIMEOUT') return null;
+      throw error;
+    }
+  }
+}
+
+/**
+ * A fair, reentrant mutex (Curator's InterProcessMutex layout by default). Re-acquiring inside
+ * `runExclusive` from the same async call chain succeeds at once and is counted; the node goes
+ * when the outermost call ends. Unrelated concurrent tasks of this process queue like anyone else.
+ */
+export class Mutex extends QueueLock {
+  constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
+    super(client, lockPath, 'exclusive', 'lock', options);
+  }
+
+  /** Runs `fn` holding the lock, then releases it. Nested calls on this mutex from inside `fn` re-enter. */
+  override async runExclusive<T>(fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
+    const holding = heldBy<Lease>(this);
+    if (!holding?.lease.held) return super.runExclusive(fn, options);
+    holding.count++;
+    try {
+      return await fn(holding.lease);
+    } finally {
+      holding.count--;
+    }
+  }
+}
+
+/**
+ * A fair mutex that is not reentrant: acquiring it again inside its own `runExclusive` fails at
+ * once with WOULD_DEADLOCK instead of waiting for itself forever.
+ */
+export class NonReentrantMutex extends QueueLock {
+  constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
+    super(client, lockPath, 'exclusive', 'lock', options);
+  }
+
+  override async acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
+    if (heldBy<Lease>(this)?.lease.held) {
+      throw new LockError('WOULD_DEADLOCK', 'this call chain already holds this non-reentrant lock', { path: this.lockPath, op: 'acquire' });
+    }
+    return super.acquire(attempt);
+  }
+}
+
+/** Releases unless already released; a client closed meanwhile has nothing left to release. */
+export async function releaseQuietly(lease: Lease): Promise<void> {
+  await lease[Symbol.asyncDispose]();
+}
