@@ -159,6 +159,14 @@ export class ZooKeeperClient extends EventEmitter {
     return this.session.negotiatedTimeout;
   }
 
+  /**
+   * True from the moment `close()` is called: the session's ephemeral nodes are about to go, and
+   * their deletion events may arrive before the state becomes `closed`.
+   */
+  get closing(): boolean {
+    return this.session.isClosing;
+  }
+
   /** `host:port` of the server in use, undefined while not connected. */
   get server(): string | undefined {
     return this.session.server;

@@ -107,6 +107,11 @@ export class Session extends EventEmitter {
     return this.ready;
   }
 
+  /** True from the moment close() is called. */
+  get isClosing(): boolean {
+    return this.closing !== undefined || this.state === 'closed';
+  }
+
   /** `host:port` of the server the session is connected to, if any. */
   get server(): string | undefined {
     return this.ready ? this.connection?.label : undefined;

@@ -3,8 +3,10 @@ import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
 import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
-import { deleteGuaranteed } from './guaranteed-delete.js';
+import { deleteGuaranteed, waitForSessionOrEnd } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
+import { isDowngraded } from './owner-data.js';
+import { awaitSession } from './reconnect.js';
 
 export interface QueueOptions {
   client: ZooKeeperClient;
@@ -17,10 +19,10 @@ export interface QueueOptions {
   deadline: Deadline;
   /** Fail with SESSION_EXPIRED instead of re-queueing with the new session when the session expires while waiting. */
   failOnExpiry: boolean;
-  /** Our own contenders that must not block us (the write node of a downgrading holder). */
-  ignore?: ReadonlySet<string>;
   /** Called once per watch event a waiter receives (for herd measurements). */
   onWake?: () => void;
+  /** False for tryAcquire: give up (deleting our node) instead of waiting when anyone is ahead. */
+  wait?: boolean;
 }
 
 export interface QueuedNode {
@@ -31,6 +33,9 @@ export interface QueuedNode {
 
 /** The session our node belonged to has ended: the node is gone with it. */
 class SessionLost extends Error {}
+
+/** tryAcquire found someone ahead of us. */
+export class NotAcquired extends Error {}
 
 /**
  * Joins the queue under `lockPath` and resolves when our node holds the lock.
@@ -81,8 +86,10 @@ export async function createProtected(
   for (;;) {
     deadline.check();
     const { prefix, protectionId } = name();
-    const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL' });
-    const list = client.getChildren(parent);
+    const session = client.sessionId;
+    // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
+    const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.signal });
+    const list = client.getChildren(parent, { signal: deadline.signal });
     try {
       const created = await create;
       const { children } = await list;
@@ -94,12 +101,50 @@ export async function createProtected(
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
         await deadline.race(client.ensurePath(parent, { container: true }));
-      } else if (error.code === 'CONNECTIONLOSS') {
-        const adopted = await adoptAfterConnectionLoss(client, parent, protectionId, deadline);
-        if (adopted) return adopted;
+      } else if (error.code === 'CONNECTIONLOSS' || error.code === 'TIMEOUT' || error.code === 'ABORTED') {
+        // The create may have run: adopt its node, or, when we give up, make sure it goes.
+        try {
+          deadline.check();
+          const adopted = await adoptAfterConnectionLoss(client, parent, protectionId, session, deadline);
+          if (adopted) return adopted;
+        } catch (failure) {
+          await abandon(client, parent, protectionId, session);
+          throw failure;
+        }
       } else if (error.code !== 'SESSIONEXPIRED') {
         throw error;
       }
+    }
+  }
+}
+
+/**
+ * Deletes the node of a create whose outcome we never learned, if it exists, retried across
+ * reconnects until done or the session is gone: a leaked contender would block the lock for the
+ * rest of the session. While connected the rejection waits for it (briefly); waiting for a
+ * reconnect would defeat the caller's deadline.
+ */
+async function abandon(client: ZooKeeperClient, parent: string, protectionId: string, session: bigint): Promise<void> {
+  const cleanup = removeAbandoned(client, parent, protectionId, session).catch(() => undefined);
+  if (client.state !== 'connected') return;
+  // A connection that looks fine may be half-open: wait for a few round trips, not for its detection.
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(1000, client.sessionTimeout / 4))));
+  await Promise.race([cleanup, bound]);
+  clearTimeout(timer);
+}
+
+async function removeAbandoned(client: ZooKeeperClient, parent: string, protectionId: string, session: bigint): Promise<void> {
+  for (;;) {
+    if (client.state === 'closed' || client.sessionId !== session) return;
+    try {
+      await client.sync(parent);
+      const name = (await client.getChildren(parent)).children.find((child) => child.includes(protectionId));
+      if (name) await deleteGuaranteed(client, joinPath(parent, name), session);
+      return;
+    } catch (error) {
+      if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) return;
+      await waitForSessionOrEnd(client);
     }
   }
 }
@@ -109,9 +154,15 @@ export async function createProtected(
  * again: that leaves a duplicate contender that blocks everyone behind it. Look for our
  * protection id; adopt the node only if our current session owns it, else delete it.
  */
-async function adoptAfterConnectionLoss(client: ZooKeeperClient, lockPath: string, protectionId: string, deadline: Deadline): Promise<Created | undefined> {
+async function adoptAfterConnectionLoss(
+  client: ZooKeeperClient,
+  lockPath: string,
+  protectionId: string,
+  session: bigint,
+  deadline: Deadline,
+): Promise<Created | undefined> {
   for (;;) {
-    await deadline.race(client.waitForConnected({ timeout: Math.max(client.sessionTimeout, 1000) * 2 }));
+    await awaitSession(client, session, deadline);
     try {
       // The session may have moved to a server that has not seen the create yet.
       await client.sync(lockPath);
@@ -122,7 +173,9 @@ async function adoptAfterConnectionLoss(client: ZooKeeperClient, lockPath: strin
       const stat = await client.exists(path);
       if (!stat) return undefined;
       if (stat.ephemeralOwner === client.sessionId) return { path, name, stat, children };
-      await deleteGuaranteed(client, path, stat.ephemeralOwner);
+      // Left by our previous, expired session: the server is about to delete it, but until it does
+      // it blocks everyone behind it. deleteGuaranteed would not touch another session's node.
+      await client.delete(path, { version: stat.version }).catch(() => undefined);
       return undefined;
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
@@ -136,7 +189,11 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<void> {
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
-  for (const blocker of blockers(queue, self, o.ignore)) await waitUntilGone(o, blocker, node.stat.ephemeralOwner);
+  const ahead = blockers(queue, self);
+  if (ahead.length > 0 && o.wait === false) throw new NotAcquired();
+  for (const blocker of ahead) await waitUntilGone(o, blocker, node.stat.ephemeralOwner);
+  // A getData queued across an expiry runs on the new session: our node may be gone although every blocker went.
+  if (o.client.sessionId !== node.stat.ephemeralOwner) throw new SessionLost();
 }
 
 type Outcome = 'gone' | 'again' | 'expired';
@@ -145,14 +202,14 @@ async function waitUntilGone(o: QueueOptions, blocker: Contender, owner: bigint)
   const path = joinPath(o.lockPath, blocker.name);
   for (;;) {
     if (o.client.sessionId !== owner) throw new SessionLost();
-    const outcome = await watchOnce(o, path);
+    const outcome = await watchOnce(o, path, owner);
     if (outcome === 'gone') return;
     if (outcome === 'expired') throw new SessionLost();
   }
 }
 
 /** Sets a data watch on `path` (getData, not exists: a vanished node must not leave a creation watch behind) and waits for it. */
-function watchOnce(o: QueueOptions, path: string): Promise<Outcome> {
+function watchOnce(o: QueueOptions, path: string, owner: bigint): Promise<Outcome> {
   const { client, deadline } = o;
   return new Promise<Outcome>((resolve, reject) => {
     let settled = false;
@@ -178,14 +235,21 @@ function watchOnce(o: QueueOptions, path: string): Promise<Outcome> {
     if (deadline.expired) return onAbort();
     deadline.signal.addEventListener('abort', onAbort, { once: true });
     client.getData(path, { watch: watcher }).then(
-      () => undefined,
+      ({ data }) => {
+        // A downgraded writer holds a read lock: it no longer blocks readers.
+        if (o.kind === 'shared' && isDowngraded(data)) {
+          finish(() => resolve('gone'));
+          client.removeWatcher(path, watcher).catch(() => undefined);
+        }
+      },
       async (error: unknown) => {
         if (!(error instanceof ZooKeeperError)) return finish(() => reject(error));
         if (error.code === 'NONODE') return finish(() => resolve('gone'));
         if (error.code === 'SESSIONEXPIRED') return finish(() => resolve('expired'));
         if (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT') return finish(() => reject(error));
         try {
-          await deadline.race(client.waitForConnected({ timeout: Math.max(client.sessionTimeout, 1000) * 2 }));
+          // 'again' re-checks the session first: an expiry meanwhile means our node is gone.
+          await awaitSession(client, owner, deadline);
           finish(() => resolve('again'));
         } catch (waitError) {
           finish(() => reject(waitError));

@@ -39,7 +39,7 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
 }
 
 /** Waits until connected again, or until the session ends (expired or closed): both end the retry. */
-async function waitForSessionOrEnd(client: ZooKeeperClient): Promise<void> {
+export async function waitForSessionOrEnd(client: ZooKeeperClient): Promise<void> {
   try {
     await client.waitForConnected({ timeout: Math.max(client.sessionTimeout, 1000) * 2 });
   } catch {

@@ -56,6 +56,7 @@ async function describeQueue(
     }
   }
   const queue = leases ? leaseOrder(names) : sortContenders(names);
+  if (queue.length === 0) return { all: [], holding: new Set() };
   const reads = await client.multiRead(queue.map((c) => ({ type: 'getData' as const, path: joinPath(parent, c.name) })));
   const all: ContenderInfo[] = [];
   const holding = new Set<string>();
@@ -72,8 +73,14 @@ async function describeQueue(
       createdAt: new Date(read.stat.ctime),
       fencingToken: read.stat.czxid,
     });
-    if (blockers(queue, contender).length === 0) holding.add(contender.name);
   });
+  // A downgraded writer (ReadWriteLock.downgrade) no longer blocks readers; it still blocks writers.
+  const downgraded = new Set(all.filter((c) => 'downgraded' in c.owner && c.owner.downgraded === true).map((c) => c.name));
+  // Nodes that went between the listing and the reads block nobody.
+  const present = queue.filter((c) => all.some((a) => a.name === c.name));
+  for (const contender of present) {
+    if (blockers(present, contender, contender.kind === 'shared' ? downgraded : undefined).length === 0) holding.add(contender.name);
+  }
   return { all, holding };
 }
 

@@ -22,6 +22,8 @@ export class LeaseMonitor {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The node watch could not be set (connection lost): set it on the next reconnect. */
+  private rewatch = false;
   private readonly onState = (event: SessionEvent): void => this.onSessionEvent(event);
   private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
 
@@ -47,14 +49,23 @@ export class LeaseMonitor {
       if (this.stopped || !(error instanceof ZooKeeperError)) return;
       if (error.code === 'NONODE') this.lose('NODE_DELETED', 'our lock node no longer exists');
       // CONNECTIONLOSS: the state listener decides; the watch is set again on reconnect.
-      else if (error.code === 'CONNECTIONLOSS' || error.code === 'TIMEOUT') this.client.once('reconnected', () => this.watchNode());
+      else if (error.code === 'CONNECTIONLOSS' || error.code === 'TIMEOUT') {
+        if (this.client.state === 'connected') this.watchNode();
+        else this.rewatch = true;
+      }
     });
   }
 
   private onNodeEvent(event: WatchEvent): void {
     if (this.stopped) return;
-    if (event.type === 'deleted') this.lose('NODE_DELETED', 'our lock node was deleted by someone else');
+    if (event.type === 'deleted') this.onDeleted();
     else if (event.type === 'dataChanged' || event.type === 'created') this.watchNode();
+  }
+
+  /** Our own client.close() deletes the node too, and its deletion event may come before the 'closed' state. */
+  private onDeleted(): void {
+    if (this.client.closing) this.lose('CLIENT_CLOSED', 'the client was closed');
+    else this.lose('NODE_DELETED', 'our lock node was deleted by someone else');
   }
 
   private onSessionEvent(event: SessionEvent): void {
@@ -64,6 +75,10 @@ export class LeaseMonitor {
         break;
       case 'reconnected':
         clearTimeout(this.timer);
+        if (this.rewatch) {
+          this.rewatch = false;
+          this.watchNode();
+        }
         break;
       case 'expired':
       case 'connected':

@@ -64,6 +64,9 @@ export class Lease implements AsyncDisposable {
    */
   async guard(ops: readonly Op[], options: { signal?: AbortSignal; timeout?: number } = {}): Promise<OpResult[]> {
     if (this.released) throw new LockError('NOT_HELD', 'the lease was released', { path: this.node, op: 'guard' });
+    // The check below cannot tell our node from a namesake created after ours went (the simple
+    // lock's fixed path): the monitor can, so trust its verdict first.
+    if (!this.held) throw new LockError('NOT_HELD', 'the lock was lost; nothing was written', { path: this.node, op: 'guard', cause: this.signal.reason });
     try {
       const results = await this.client.multi([{ op: 'check', path: this.node, version: -1 }, ...ops], options);
       return results.slice(1);
@@ -84,6 +87,13 @@ export class Lease implements AsyncDisposable {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }
     await deleteGuaranteed(this.client, this.node, this.stat.ephemeralOwner, this.options.verifyBeforeDelete ? this.stat.czxid : undefined);
+  }
+
+  /** Gives our node to another lease (a downgrade): this one is released without deleting it. */
+  handOver(): void {
+    if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'handOver' });
+    this.released = true;
+    this.monitor.stop();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

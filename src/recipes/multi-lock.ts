@@ -67,12 +67,21 @@ export class MultiLock {
     }
   }
 
-  /** All the locks if all are free now, else null; nothing is left held either way. */
+  /** All the locks if all are free now, else null; nothing is left held when it returns null. */
   async tryAcquire(): Promise<MultiLease | null> {
+    const taken: Lease[] = [];
     try {
-      return await this.acquire({ timeout: 0 });
+      for (const lock of this.locks) {
+        const lease = await lock.tryAcquire();
+        if (!lease) {
+          await releaseInReverse(taken);
+          return null;
+        }
+        taken.push(lease);
+      }
+      return new MultiLease(taken);
     } catch (error) {
-      if (error instanceof LockError && error.code === 'LOCK_TIMEOUT') return null;
+      await releaseInReverse(taken);
       throw error;
     }
   }

@@ -1,7 +1,7 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { validatePath } from '../client/index.js';
 import type { ContenderKind, Layout } from './contender-name.js';
-import { acquireInQueue } from './contender-queue.js';
+import { NotAcquired, acquireInQueue } from './contender-queue.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import { Lease } from './lease.js';
@@ -21,10 +21,8 @@ export interface LockOptions extends LeaseMonitorOptions {
   onWake?: () => void;
 }
 
-export interface AcquireAttempt extends AcquireOptions {
-  /** Used internally by the read/write lock's downgrade. */
-  ignore?: ReadonlySet<string>;
-}
+/** Kept for callers that named it; the read/write lock's downgrade no longer ignores nodes (that let writers in). */
+export type AcquireAttempt = AcquireOptions;
 
 /**
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
@@ -43,7 +41,22 @@ export class QueueLock {
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
   async acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
-    const deadline = new Deadline(attempt, this.lockPath, 'acquire');
+    this.precheck();
+    return this.join(attempt, true);
+  }
+
+  /**
+   * Fails fast where acquiring from this call chain can never succeed: a second node of ours
+   * would queue behind our first (and behind any writer waiting for it) and wait forever.
+   */
+  protected precheck(): void {
+    if (heldBy<Lease>(this)?.lease.held) {
+      throw new LockError('WOULD_DEADLOCK', 'this call chain already holds this lock', { path: this.lockPath, op: 'acquire' });
+    }
+  }
+
+  private async join(attempt: AcquireAttempt, wait: boolean): Promise<Lease> {
+    const deadline = new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire');
     try {
       const node = await acquireInQueue({
         client: this.client,
@@ -54,8 +67,8 @@ export class QueueLock {
         data: ownerData(this.options.ownerId),
         deadline,
         failOnExpiry: this.options.failOnSessionExpiry ?? false,
-        ignore: attempt.ignore,
         onWake: this.options.onWake,
+        wait,
       });
       return new Lease(this.client, this.lockPath, node.path, node.stat, this.options);
     } finally {
@@ -73,12 +86,17 @@ export class QueueLock {
     }
   }
 
-  /** The lock if it is free right now, else null; leaves no node either way. */
+  /**
+   * The lock if nobody holds or waits for it right now, else null; leaves no node when null.
+   * Not `acquire({ timeout: 0 })`: creating a missing lock path or resolving a lost create reply
+   * takes round trips that a zero deadline would refuse, answering null for a free lock.
+   */
   async tryAcquire(): Promise<Lease | null> {
+    this.precheck();
     try {
-      return await this.acquire({ timeout: 0 });
+      return await this.join({}, false);
     } catch (error) {
-      if (error instanceof LockError && error.code === 'LOCK_TIMEOUT') return null;
+      if (error instanceof NotAcquired) return null;
       throw error;
     }
   }
@@ -92,6 +110,16 @@ export class QueueLock {
 export class Mutex extends QueueLock {
   constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
     super(client, lockPath, 'exclusive', 'lock', options);
+  }
+
+  /** Inside `runExclusive` a second node of ours would wait for the first forever: re-enter with `runExclusive`. */
+  protected override precheck(): void {
+    if (heldBy<Lease>(this)?.lease.held) {
+      throw new LockError('WOULD_DEADLOCK', 'this call chain holds this mutex: nest runExclusive to re-enter, acquire would wait for itself', {
+        path: this.lockPath,
+        op: 'acquire',
+      });
+    }
   }
 
   /** Runs `fn` holding the lock, then releases it. Nested calls on this mutex from inside `fn` re-enter. */
@@ -114,13 +142,6 @@ export class Mutex extends QueueLock {
 export class NonReentrantMutex extends QueueLock {
   constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
     super(client, lockPath, 'exclusive', 'lock', options);
-  }
-
-  override async acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
-    if (heldBy<Lease>(this)?.lease.held) {
-      throw new LockError('WOULD_DEADLOCK', 'this call chain already holds this non-reentrant lock', { path: this.lockPath, op: 'acquire' });
-    }
-    return super.acquire(attempt);
   }
 }
 

@@ -8,6 +8,8 @@ export interface OwnerInfo {
   pid: number;
   /** When the contender node was created (ISO 8601). */
   since: string;
+  /** Set on a write node whose holder downgraded to a read lock: readers no longer wait for it. */
+  downgraded?: true;
 }
 
 export function ownerData(id: string | undefined): Buffer {
@@ -26,4 +28,16 @@ export function parseOwner(data: Buffer): OwnerInfo | { id: string } {
     // not ours
   }
   return { id: text };
+}
+
+/** Marks owner data as a downgraded writer's (see ReadWriteLock.downgrade). */
+export function downgradedData(data: Buffer): Buffer {
+  const owner = parseOwner(data);
+  return Buffer.from(JSON.stringify({ ...owner, downgraded: true }));
+}
+
+/** Only zklock writes the marker; other libraries' data never carries it. */
+export function isDowngraded(data: Buffer): boolean {
+  const owner = parseOwner(data);
+  return 'downgraded' in owner && owner.downgraded === true;
 }

@@ -1,8 +1,10 @@
 import type { ZooKeeperClient } from '../client/index.js';
-import type { Lease } from './lease.js';
+import { ZooKeeperError } from '../client/index.js';
+import { Lease } from './lease.js';
 import { LockError } from './lock-error.js';
-import type { AcquireAttempt, LockOptions } from './mutex.js';
+import type { LockOptions } from './mutex.js';
 import { QueueLock } from './mutex.js';
+import { downgradedData } from './owner-data.js';
 import { heldBy } from './reentrancy.js';
 
 /**
@@ -15,20 +17,38 @@ export class ReadWriteLock {
   readonly readLock: ReadLock;
   readonly writeLock: WriteLock;
 
-  constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
+  constructor(
+    private readonly client: ZooKeeperClient,
+    lockPath: string,
+    private readonly options: LockOptions = {},
+  ) {
     this.readLock = new ReadLock(client, lockPath, options, this);
     this.writeLock = new WriteLock(client, lockPath, options, this);
   }
 
   /**
-   * Write → read: takes the read lock at once (our writer is the only contender ahead of it that
-   * could block it), then releases the write lock: no other writer can get in between.
+   * Write → read without letting another writer in: our write node stays where it is (writers
+   * queued behind it keep waiting for it) but is marked downgraded, which wakes the readers
+   * waiting for it and lets them share. A fresh read node would queue behind those writers, and
+   * would either wait for them (deadlock: they wait for us) or, if granted, let them in as soon
+   * as the write node went. Curator and kazoo readers do not know the marker: they keep waiting
+   * for the node itself, which is safe.
    */
   async downgrade(writeLease: Lease): Promise<Lease> {
-    if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held', { path: writeLease.node, op: 'downgrade' });
-    const readLease = await this.readLock.acquire({ ignore: new Set([nodeName(writeLease.node)]) });
-    await writeLease.release();
-    return readLease;
+    const where = { path: writeLease.node, op: 'downgrade' };
+    if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held', where);
+    let stat;
+    try {
+      const { data } = await this.client.getData(writeLease.node);
+      stat = await this.client.setData(writeLease.node, downgradedData(data), { version: writeLease.stat.version });
+    } catch (error) {
+      if (error instanceof ZooKeeperError && (error.code === 'NONODE' || error.code === 'BADVERSION')) {
+        throw new LockError('NOT_HELD', 'our write node is gone', { ...where, cause: error });
+      }
+      throw error;
+    }
+    writeLease.handOver();
+    return new Lease(this.client, writeLease.lockPath, writeLease.node, stat, this.options);
   }
 }
 
@@ -42,11 +62,18 @@ export class ReadLock extends QueueLock {
     super(client, lockPath, 'shared', 'rw', options);
   }
 
-  /** Inside the write lock's `runExclusive`, the read lock is granted at once: our own writer does not block us. */
-  override acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
-    const writer = heldBy<Lease>(this.pair.writeLock)?.lease;
-    if (writer?.held) return super.acquire({ ...attempt, ignore: new Set([nodeName(writer.node)]) });
-    return super.acquire(attempt);
+  /**
+   * Inside the write lock's `runExclusive` a new read node would queue behind any writer waiting
+   * for us, and wait for it forever: fail at once and point to downgrade().
+   */
+  protected override precheck(): void {
+    super.precheck();
+    if (heldBy<Lease>(this.pair.writeLock)?.lease.held) {
+      throw new LockError('WOULD_DEADLOCK', 'this call chain holds the write lock: use ReadWriteLock.downgrade(writeLease) to take the read lock', {
+        path: this.lockPath,
+        op: 'acquire',
+      });
+    }
   }
 }
 
@@ -61,19 +88,13 @@ export class WriteLock extends QueueLock {
   }
 
   /** Fails at once with UPGRADE_NOT_SUPPORTED inside the read lock's `runExclusive`: waiting for our own reader would never end. */
-  override acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
+  protected override precheck(): void {
+    super.precheck();
     if (heldBy<Lease>(this.pair.readLock)?.lease.held) {
-      return Promise.reject(
-        new LockError('UPGRADE_NOT_SUPPORTED', 'a read lock holder cannot take the write lock: release the read lock first', {
-          path: this.lockPath,
-          op: 'acquire',
-        }),
-      );
+      throw new LockError('UPGRADE_NOT_SUPPORTED', 'a read lock holder cannot take the write lock: release the read lock first', {
+        path: this.lockPath,
+        op: 'acquire',
+      });
     }
-    return super.acquire(attempt);
   }
-}
-
-function nodeName(path: string): string {
-  return path.slice(path.lastIndexOf('/') + 1);
 }

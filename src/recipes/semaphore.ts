@@ -11,6 +11,7 @@ import { LockError } from './lock-error.js';
 import type { LockOptions } from './mutex.js';
 import { Mutex, releaseQuietly } from './mutex.js';
 import { ownerData } from './owner-data.js';
+import { awaitSession } from './reconnect.js';
 
 export interface SemaphoreOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -48,7 +49,8 @@ export class Semaphore {
     try {
       for (;;) {
         try {
-          return await this.attempt(deadline);
+          const lease = await this.attempt(deadline, true);
+          if (lease) return lease;
         } catch (error) {
           if (!(error instanceof ZooKeeperError) || error.code !== 'SESSIONEXPIRED' || deadline.expired) throw error;
         }
@@ -60,10 +62,13 @@ export class Semaphore {
     }
   }
 
-  private async attempt(deadline: Deadline): Promise<Lease> {
-    let queueLease: Lease | undefined;
+  /** With `wait` false: null (and no node left) when the queue is busy or no slot is free. */
+  private async attempt(deadline: Deadline, wait: boolean): Promise<Lease | null> {
+    let queueLease: Lease | null = null;
     try {
-      queueLease = await this.queue.acquire({ signal: deadline.signal });
+      queueLease = wait ? await this.queue.acquire({ signal: deadline.signal }) : await this.queue.tryAcquire();
+      if (!queueLease) return null;
+      if (!(await this.waitForSlot(deadline, wait, queueLease))) return null;
       const node = await createProtected(
         this.client,
         this.leasesPath,
@@ -74,11 +79,10 @@ export class Semaphore {
         ownerData(this.options.ownerId),
         deadline,
       );
-      try {
-        await this.waitForSlot(node.name, deadline);
-      } catch (error) {
+      // Created on a newer session than the one heading the queue: another head may count a slot for itself too.
+      if (node.stat.ephemeralOwner !== queueLease.sessionId || !queueLease.held) {
         await deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner);
-        throw error;
+        throw sessionLost(this.path);
       }
       return new Lease(this.client, this.path, node.path, node.stat, this.options);
     } finally {
@@ -86,13 +90,17 @@ export class Semaphore {
     }
   }
 
-  /** A lease if a slot is free now, else null; leaves no node when it returns null. */
+  /**
+   * A lease if a slot is free now and nobody queues for one, else null; leaves no node when it
+   * returns null. Not `acquire({ timeout: 0 })`, which would refuse even the round trips of
+   * creating a missing path.
+   */
   async tryAcquire(): Promise<Lease | null> {
+    const deadline = new Deadline({}, this.path, 'tryAcquire');
     try {
-      return await this.acquire({ timeout: 0 });
-    } catch (error) {
-      if (error instanceof LockError && error.code === 'LOCK_TIMEOUT') return null;
-      throw error;
+      return await this.attempt(deadline, false);
+    } finally {
+      deadline.dispose();
     }
   }
 
@@ -105,27 +113,46 @@ export class Semaphore {
     }
   }
 
-  /** We head the queue: wait until our lease node is among the first `maxLeases` (at most maxLeases leases exist then). */
-  private async waitForSlot(ourName: string, deadline: Deadline): Promise<void> {
+  /**
+   * We head the queue: wait until fewer than `maxLeases` leases exist, then the caller creates
+   * ours. Only the queue's head creates lease nodes and holders only delete theirs, so the count
+   * cannot grow meanwhile; creating only then keeps a waiter's node out of `leases/`, where
+   * inspection would count it as a holder. False (not waiting) when `wait` is false and no slot is free.
+   */
+  private async waitForSlot(deadline: Deadline, wait: boolean, queueLease: Lease): Promise<boolean> {
     for (;;) {
       deadline.check();
+      if (!queueLease.held) throw sessionLost(this.path);
       let onChange!: (event: WatchEvent) => void;
       const changed = new Promise<WatchEvent>((resolve) => (onChange = resolve));
       const watcher = (event: WatchEvent): void => onChange(event);
-      const { children } = await deadline.race(this.client.getChildren(this.leasesPath, { watch: watcher }));
-      if (!children.includes(ourName)) throw new ZooKeeperError('SESSIONEXPIRED', 'our lease node is gone', { path: this.leasesPath, op: 'acquire', zkCode: -112 });
-      if (children.length <= this.maxLeases) {
+      let children: string[];
+      try {
+        ({ children } = await deadline.race(this.client.getChildren(this.leasesPath, { watch: watcher })));
+      } catch (error) {
+        if (!(error instanceof ZooKeeperError)) throw error;
+        if (error.code === 'NONODE') return true;
+        if (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT') throw error;
+        await awaitSession(this.client, queueLease.sessionId, deadline);
+        continue;
+      }
+      if (children.length < this.maxLeases || !wait) {
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
-        return;
+        return children.length < this.maxLeases;
       }
       try {
         const event = await deadline.race(changed);
         this.options.onWake?.();
-        if (event.type === 'expired' || event.type === 'closed') throw new ZooKeeperError(event.type === 'closed' ? 'CLOSED' : 'SESSIONEXPIRED', `session ${event.type} while waiting for a lease`, { path: this.path, op: 'acquire' });
+        if (event.type === 'closed') throw new ZooKeeperError('CLOSED', 'client closed while waiting for a lease', { path: this.path, op: 'acquire' });
       } catch (error) {
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
         throw error;
       }
     }
   }
+}
+
+/** Our place at the head of the queue went with the session (or an admin): queue again. */
+function sessionLost(path: string): ZooKeeperError {
+  return new ZooKeeperError('SESSIONEXPIRED', 'the queue node we held is gone', { path, op: 'acquire', zkCode: -112 });
 }

@@ -5,6 +5,7 @@ import { Deadline } from './deadline.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { ownerData } from './owner-data.js';
+import { awaitSession } from './reconnect.js';
 
 export interface SimpleLockOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -62,16 +63,27 @@ export class SimpleLock {
           await deadline.race(client.ensurePath(parentOf(this.path), { container: true }));
           continue;
         }
-        if (error.code === 'CONNECTIONLOSS') {
-          await deadline.race(client.waitForConnected({ timeout: Math.max(client.sessionTimeout, 1000) * 2 }));
-          await client.sync(this.path);
-        } else if (error.code !== 'NODEEXISTS') {
-          throw error;
-        }
-        // NODEEXISTS, or unknown outcome: the node's owner session tells whether it is ours.
-        const stat = await client.exists(this.path);
+        if (error.code !== 'NODEEXISTS' && error.code !== 'CONNECTIONLOSS') throw error;
+        // NODEEXISTS, or an unknown outcome: the node's owner session tells whether it is ours.
+        const stat = error.code === 'NODEEXISTS' ? await client.exists(this.path) : await this.statAfterConnectionLoss(deadline);
         if (!stat) continue;
         return stat.ephemeralOwner === client.sessionId ? this.lease(stat) : null;
+      }
+    }
+  }
+
+  /** The node's Stat once we can read it again, on a server that has seen our create if it ran. */
+  private async statAfterConnectionLoss(deadline: Deadline): Promise<Stat | null> {
+    const { client } = this;
+    const session = client.sessionId;
+    for (;;) {
+      await awaitSession(client, session, deadline);
+      try {
+        await client.sync(this.path);
+        return await client.exists(this.path);
+      } catch (error) {
+        if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) throw error;
+        deadline.check();
       }
     }
   }
@@ -81,13 +93,21 @@ export class SimpleLock {
     return new Lease(this.client, this.path, this.path, stat, { ...this.options, verifyBeforeDelete: true });
   }
 
-  private waitForRelease(deadline: Deadline): Promise<void> {
-    return deadline.race(
-      new Promise<void>((resolve, reject) => {
-        this.client.exists(this.path, { watch: () => resolve(), signal: deadline.signal }).then((stat) => {
-          if (!stat) resolve();
-        }, reject);
-      }),
-    );
+  /** Resolves when the node may be free: deleted, changed, or unknown after a connection loss (the caller tries again). */
+  private async waitForRelease(deadline: Deadline): Promise<void> {
+    const { client } = this;
+    const session = client.sessionId;
+    try {
+      await deadline.race(
+        new Promise<void>((resolve, reject) => {
+          client.exists(this.path, { watch: () => resolve(), signal: deadline.signal }).then((stat) => {
+            if (!stat) resolve();
+          }, reject);
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) throw error;
+      await awaitSession(client, session, deadline);
+    }
   }
 }

@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Lease, ZooKeeperClient } from '../../src/index.js';
+import { LockError, LockLostError, Mutex, SimpleLock } from '../../src/index.js';
+import type { FaultProxy } from '../../src/testing/index.js';
+import { eventually, nextEvent } from '../support/wait.js';
+import { RecipeFixture, within } from './fixtures.js';
+
+/**
+ * Loses the reply to the first request whose bytes contain `marker`: as soon as that request has
+ * gone upstream, replies are black-holed; once one was dropped the connection is reset, so the
+ * client sees CONNECTIONLOSS for a request the server did execute, and reconnects.
+ */
+async function loseReplyTo(proxy: FaultProxy, marker: string): Promise<void> {
+  let sent = false;
+  const unsubscribe = proxy.onChunk((event) => {
+    if (!sent && event.direction === 'upstream' && !event.dropped && event.chunk.includes(marker)) {
+      sent = true;
+      proxy.blackhole('downstream');
+    }
+  });
+  try {
+    await eventually(() => sent && proxy.stats().droppedDownstreamBytes > 0, 10_000, `reply to the request with "${marker}" dropped`);
+  } finally {
+    unsubscribe();
+  }
+  proxy.resetAll();
+  proxy.passThrough();
+}
+
+describe('lock recipes under connection faults and session expiry', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('a create whose reply was lost is adopted after the reconnect: one node, owned by our session, and the lock works', async () => {
+    await zk.admin.ensurePath('/f/adopt');
+    const holder = await new Mutex(await zk.client(), '/f/adopt').acquire();
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 6000 });
+    const session = client.sessionId;
+    const reconnected = nextEvent(client, 'reconnected', 15_000);
+    const waiting = new Mutex(client, '/f/adopt').acquire({ timeout: 20_000 });
+    await loseReplyTo(proxy, '-lock-');
+    await reconnected;
+    assert.equal(client.sessionId, session, 'same session after the reconnect');
+    await eventually(async () => (await client.getEphemerals('/f/adopt')).length >= 1, 5000, 'our node exists');
+    // Give a wrong second create the time to show up.
+    await new Promise((r) => setTimeout(r, 300));
+    const ours = await client.getEphemerals('/f/adopt');
+    assert.equal(ours.length, 1, `exactly one contender node of ours: ${ours.join(', ')}`);
+    assert.equal((await zk.admin.exists(ours[0]!))?.ephemeralOwner, session);
+    await holder.release();
+    const lease = await within(waiting, 10_000, 'adopted waiter acquires');
+    assert.equal(lease.node, ours[0], 'the lease is on the adopted node');
+    assert.ok(lease.held);
+    await lease.release();
+    await zk.assertNoNodes('/f/adopt');
+  });
+
+  it('an acquire timing out while disconnected rejects on time and leaves no node, sent or not', async () => {
+    await zk.admin.ensurePath('/f/offline');
+    const holder = await new Mutex(await zk.client(), '/f/offline').acquire();
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 4000 });
+    const mutex = new Mutex(client, '/f/offline');
+
+    // Sent, executed, reply lost on a half-open connection: the deadline passes before the client notices.
+    let sent = false;
+    const unsubscribe = proxy.onChunk((event) => {
+      if (!sent && event.direction === 'upstream' && event.chunk.includes('-lock-')) {
+        sent = true;
+        proxy.blackhole('downstream');
+      }
+    });
+    let started = performance.now();
+    await assert.rejects(mutex.acquire({ timeout: 300 }), (e) => e instanceof LockError && e.code === 'LOCK_TIMEOUT');
+    let waited = performance.now() - started;
+    unsubscribe();
+    assert.ok(sent, 'the create went upstream');
+    assert.ok(waited < 2000, `rejected after ${waited.toFixed(0)} ms`);
+    assert.equal((await zk.children('/f/offline')).length, 2, 'the lost create did run on the server');
+
+    // Never sent: the client knows it is disconnected and queues the create.
+    const suspended = nextEvent(client, 'suspended', 10_000);
+    proxy.blackhole('both');
+    await suspended;
+    started = performance.now();
+    await assert.rejects(mutex.acquire({ timeout: 300 }), (e) => e instanceof LockError && e.code === 'LOCK_TIMEOUT');
+    waited = performance.now() - started;
+    assert.ok(waited < 1000, `rejected after ${waited.toFixed(0)} ms while disconnected`);
+
+    const reconnected = nextEvent(client, 'reconnected', 15_000);
+    proxy.passThrough();
+    await reconnected;
+    await eventually(async () => (await zk.children('/f/offline')).length === 1, 5000, "the lost create's node removed after the reconnect");
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(await client.getEphemerals('/f/offline'), [], 'nothing of ours is left');
+    await holder.release();
+    await zk.assertNoNodes('/f/offline');
+  });
+
+  it('a holder cut off past its session timeout learns it lost the lock before anyone else acquires it', async (t) => {
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 2000 });
+    const lease = await new Mutex(client, '/f/expire').acquire();
+    let lostAt = Number.POSITIVE_INFINITY;
+    lease.signal.addEventListener('abort', () => (lostAt = performance.now()));
+    const other = await zk.client();
+    const waiting = new Mutex(other, '/f/expire').acquire({ timeout: 20_000 }).then((l) => ({ lease: l, at: performance.now() }));
+    await eventually(async () => (await zk.children('/f/expire')).length === 2, 5000, 'other contender queued');
+    proxy.blackhole('both');
+    const next = await within(waiting, 15_000, 'the other session acquires after the expiry');
+    const reason = lease.signal.reason as LockLostError;
+    assert.ok(reason instanceof LockLostError && ['SESSION_MAY_HAVE_EXPIRED', 'SESSION_EXPIRED'].includes(reason.reason), String(reason));
+    assert.ok(lostAt < next.at, `signal aborted ${(next.at - lostAt).toFixed(0)} ms before the other session acquired`);
+    t.diagnostic(`holder gave up (${reason.reason}) ${(next.at - lostAt).toFixed(0)} ms before the next session acquired (session timeout ${client.sessionTimeout} ms)`);
+    assert.equal(lease.held, false);
+    proxy.passThrough();
+    await next.lease.release();
+    await lease.release();
+    await zk.assertNoNodes('/f/expire');
+  });
+
+  async function waiterThroughExpiry(path: string, failOnSessionExpiry: boolean): Promise<{ client: ZooKeeperClient; oldSession: bigint; holder: Lease; waiting: Promise<Lease> }> {
+    const holder = await new Mutex(await zk.client(), path).acquire();
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 1200 });
+    const oldSession = client.sessionId;
+    const waiting = new Mutex(client, path, { failOnSessionExpiry }).acquire({ timeout: 20_000 });
+    waiting.catch(() => undefined);
+    await eventually(async () => (await zk.children(path)).length === 2, 5000, 'waiter queued');
+    const expired = nextEvent(client, 'expired', 15_000);
+    proxy.blackhole('both');
+    await expired;
+    await eventually(async () => (await zk.children(path)).length === 1, 10_000, 'server removed the expired waiter node');
+    proxy.passThrough();
+    return { client, oldSession, holder, waiting };
+  }
+
+  it('a waiter whose session expired queues again with its new session and gets the lock', async () => {
+    const { client, oldSession, holder, waiting } = await waiterThroughExpiry('/f/requeue', false);
+    await eventually(async () => (await zk.children('/f/requeue')).length === 2, 10_000, 'waiter queued again');
+    assert.notEqual(client.sessionId, oldSession);
+    await holder.release();
+    const lease = await within(waiting, 10_000, 'requeued waiter acquires');
+    assert.equal(lease.sessionId, client.sessionId, 'the node belongs to the new session');
+    await lease.release();
+    await zk.assertNoNodes('/f/requeue');
+  });
+
+  it('with failOnSessionExpiry a waiter whose session expired rejects with SESSION_EXPIRED and leaves no node', async () => {
+    const { holder, waiting } = await waiterThroughExpiry('/f/fail-on-expiry', true);
+    await assert.rejects(within(waiting, 5000, 'waiter rejects'), (e) => e instanceof LockError && e.code === 'SESSION_EXPIRED');
+    await holder.release();
+    await zk.assertNoNodes('/f/fail-on-expiry');
+  });
+
+  it('SimpleLock.tryAcquire answers with a lease when the reply to its create was lost (the node is ours)', async () => {
+    await zk.admin.ensurePath('/f/simple');
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 6000 });
+    const attempt = new SimpleLock(client, '/f/simple/node').tryAcquire();
+    await loseReplyTo(proxy, '/f/simple/node');
+    const lease = await within(attempt, 10_000, 'tryAcquire answers');
+    assert.ok(lease, 'our own node: a lease, not null');
+    assert.equal((await zk.admin.exists('/f/simple/node'))?.ephemeralOwner, client.sessionId);
+    assert.equal(await new SimpleLock(await zk.client(), '/f/simple/node').tryAcquire(), null, 'held by us, not by another session');
+    await lease.release();
+    assert.equal(await zk.admin.exists('/f/simple/node'), null);
+  });
+});

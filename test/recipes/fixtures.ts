@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import type { ClientOptions } from '../../src/index.js';
+import { ZooKeeperClient, ZooKeeperError, parseContender } from '../../src/index.js';
+import type { ZooKeeperServerOptions } from '../../src/testing/index.js';
+import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
+
+/** Short ticks so that session timeouts of a second or two are granted: fault tests run in seconds. */
+export const FAST_SERVER = { tickTime: 200, minSessionTimeout: 400, maxSessionTimeout: 20_000 } as const;
+
+/**
+ * One standalone server per test file plus the clients its tests open, all closed by `close()`
+ * (clients first, so their sessions end before the server goes).
+ */
+export class RecipeFixture {
+  private readonly clients = new Set<ZooKeeperClient>();
+  private readonly proxies = new Set<FaultProxy>();
+
+  private constructor(
+    readonly server: ZooKeeperServer,
+    readonly admin: ZooKeeperClient,
+  ) {}
+
+  static async start(options: ZooKeeperServerOptions = {}): Promise<RecipeFixture> {
+    const server = await ZooKeeperServer.start({ ...FAST_SERVER, ...options });
+    const admin = await ZooKeeperClient.connect(server.connectString, { sessionTimeout: 10_000 });
+    return new RecipeFixture(server, admin);
+  }
+
+  async client(options: ClientOptions = {}): Promise<ZooKeeperClient> {
+    const client = await ZooKeeperClient.connect(this.server.connectString, { sessionTimeout: 10_000, ...options });
+    this.clients.add(client);
+    return client;
+  }
+
+  /** A client whose only way to the server is a fault proxy. */
+  async viaProxy(options: ClientOptions = {}): Promise<{ client: ZooKeeperClient; proxy: FaultProxy }> {
+    const proxy = await FaultProxy.start({ targetPort: this.server.port });
+    this.proxies.add(proxy);
+    const client = await ZooKeeperClient.connect(proxy.connectString, { sessionTimeout: 2000, ...options });
+    this.clients.add(client);
+    return { client, proxy };
+  }
+
+  /** Sorted child names, or [] when the path is gone. */
+  async children(path: string): Promise<string[]> {
+    try {
+      return (await this.admin.getChildren(path)).children.sort();
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') return [];
+      throw error;
+    }
+  }
+
+  async assertNoNodes(path: string, why = 'no contender node is left'): Promise<void> {
+    assert.deepEqual(await this.children(path), [], why);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.clients].map((c) => c.close()));
+    await Promise.all([...this.proxies].map((p) => p.close()));
+    await this.admin?.close();
+    await this.server?.close();
+  }
+}
+
+/** The queue sequence of a contender node path. */
+export function seqOf(nodePath: string): number {
+  const parsed = parseContender(nodePath.slice(nodePath.lastIndexOf('/') + 1));
+  assert.ok(parsed, `${nodePath} is a contender name`);
+  return parsed.seq;
+}
+
+/** One critical section, as a holder saw it: wall-clock bounds (ms, sub-ms precision), fencing token and queue sequence. */
+export interface Interval {
+  who: string;
+  start: number;
+  end: number;
+  token: string;
+  seq: number;
+}
+
+/** A wall clock with sub-millisecond resolution that every process on this machine shares. */
+export function wallNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/**
+ * The invariants of a fair exclusive lock over all recorded critical sections: ordered by
+ * fencing token, each ends before the next starts (never two holders), and queue sequences grow
+ * in the same order (FIFO: the lock goes in the order contenders queued).
+ */
+export function assertFairExclusion(intervals: readonly Interval[]): void {
+  const byToken = [...intervals].sort((a, b) => (BigInt(a.token) < BigInt(b.token) ? -1 : 1));
+  const tokens = new Set(byToken.map((i) => i.token));
+  assert.equal(tokens.size, byToken.length, 'every acquisition has its own fencing token');
+  for (let i = 1; i < byToken.length; i++) {
+    const prev = byToken[i - 1]!;
+    const next = byToken[i]!;
+    assert.ok(prev.end <= next.start, `two holders at once: ${JSON.stringify(prev)} overlaps ${JSON.stringify(next)}`);
+    assert.ok(next.seq > prev.seq, `FIFO broken: token ${next.token} (seq ${next.seq}) acquired after token ${prev.token} (seq ${prev.seq})`);
+  }
+}
+
+/** Resolves after `ms`. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Rejects with `what` if `promise` has not settled within `ms`: every wait in these tests is bounded. */
+export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not settled within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { Lease } from '../../src/index.js';
+import { Mutex, inspectLock } from '../../src/index.js';
+import type { Interval } from './fixtures.js';
+import { RecipeFixture, assertFairExclusion, seqOf, sleep, wallNow, within } from './fixtures.js';
+import { eventually } from '../support/wait.js';
+
+const WORKER = fileURLToPath(new URL('./fixtures/mutex-worker.ts', import.meta.url));
+
+/** Runs the worker in its own process; resolves with its intervals once it printed `done` and exited 0. */
+function runWorker(connectString: string, lockPath: string, durationMs: number, who: string): Promise<Interval[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, connectString, lockPath, String(durationMs), who], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const intervals: Interval[] = [];
+    const leaked: string[] = [];
+    let done = false;
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const parsed = JSON.parse(line) as Interval | { done: number; leaked: string[] };
+      if ('done' in parsed) {
+        done = parsed.done === intervals.length;
+        leaked.push(...parsed.leaked);
+      }
+      else intervals.push(parsed);
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), durationMs + 30_000);
+    child.on('exit', (code) => {
+      clearTimeout(killer);
+      if (code === 0 && done && leaked.length === 0) resolve(intervals);
+      else reject(new Error(`worker ${who} exited ${code} (done: ${done}, leaked: ${leaked.join(', ')}): ${stderr}`));
+    });
+  });
+}
+
+describe('fair mutex under load', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('10 sessions in 3 processes: never two holders, tokens and sequences grow in acquisition order, nothing left', async (t) => {
+    const lockPath = '/load/mutex';
+    // Persistent, so the sequence counter is never reset by a container reap mid-test and sequences stay comparable.
+    await zk.admin.ensurePath(lockPath);
+    const durationMs = 8000;
+    const workers = [runWorker(zk.server.connectString, lockPath, durationMs, 'proc-a'), runWorker(zk.server.connectString, lockPath, durationMs, 'proc-b')];
+    const clients = await Promise.all(Array.from({ length: 8 }, () => zk.client()));
+    const local: Interval[] = [];
+    // In-process holders also check exclusion without clocks: a second holder would find the slot taken.
+    let holder: string | undefined;
+    const stopAt = Date.now() + durationMs;
+    const started = wallNow();
+    await Promise.all(
+      clients.map(async (client, i) => {
+        const mutex = new Mutex(client, lockPath);
+        const who = `local-${i}`;
+        while (Date.now() < stopAt) {
+          const lease = await mutex.acquire({ timeout: 20_000 });
+          assert.equal(holder, undefined, `${who} acquired while ${holder} held the lock`);
+          holder = who;
+          const start = wallNow();
+          await sleep(Math.random() * 2);
+          const end = wallNow();
+          holder = undefined;
+          local.push({ who, start, end, token: String(lease.fencingToken), seq: seqOf(lease.node) });
+          await lease.release();
+        }
+      }),
+    );
+    const remote = (await within(Promise.all(workers), 40_000, 'workers')).flat();
+    const elapsed = (wallNow() - started) / 1000;
+    const all = [...local, ...remote];
+    assert.ok(remote.length > 0 && local.length > 0, 'both the in-process and the child-process contenders got the lock');
+    assertFairExclusion(all);
+    t.diagnostic(`load: ${all.length} acquisitions in ${elapsed.toFixed(1)} s (${(all.length / elapsed).toFixed(0)}/s) by 10 sessions, ${remote.length} from child processes`);
+    // Before closing: a close would take a leaked node away with its session.
+    await zk.assertNoNodes(lockPath);
+    await Promise.all(clients.map((c) => c.close()));
+  });
+
+  it('50 waiters: each release wakes exactly one waiter, and they get the lock in queue order', async (t) => {
+    const lockPath = '/load/herd';
+    const sessions = await Promise.all(Array.from({ length: 5 }, () => zk.client()));
+    let wakes = 0;
+    const onWake = (): void => void wakes++;
+    const first = await new Mutex(sessions[0]!, lockPath).acquire();
+    const acquired: Lease[] = [];
+    const waiting = Array.from({ length: 50 }, (_, i) =>
+      new Mutex(sessions[i % sessions.length]!, lockPath, { onWake }).acquire({ timeout: 60_000 }).then((lease) => void acquired.push(lease)),
+    );
+    await eventually(async () => (await zk.children(lockPath)).length === 51, 10_000, '50 waiters queued');
+    const queued = (await inspectLock(zk.admin, lockPath)).waiters.map((w) => w.seq);
+    assert.equal(wakes, 0, 'nobody woken before the first release');
+    const perRelease: number[] = [];
+    let current = first;
+    for (let i = 0; i < 50; i++) {
+      const before = wakes;
+      await current.release();
+      await eventually(() => acquired.length === i + 1, 5000, `waiter ${i + 1} acquired`);
+      // Give a stray second wake-up time to arrive before counting.
+      await sleep(i % 10 === 0 ? 50 : 0);
+      perRelease.push(wakes - before);
+      current = acquired[i]!;
+    }
+    await current.release();
+    await within(Promise.all(waiting), 5000, 'all waiters settled');
+    await zk.assertNoNodes(lockPath, 'no node left while every session is still open');
+    assert.deepEqual(
+      acquired.map((l) => seqOf(l.node)),
+      queued,
+      'waiters got the lock in queue order',
+    );
+    assert.ok(
+      perRelease.every((n) => n === 1),
+      `wake-ups per release: ${perRelease.join(',')}`,
+    );
+    t.diagnostic(`herd: ${wakes} wake-ups for 50 releases with 50 waiters`);
+  });
+});

@@ -1,0 +1,226 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Lease } from '../../src/index.js';
+import { LockError, LockLostError, Mutex, NonReentrantMutex, ZooKeeperError, inspectLock } from '../../src/index.js';
+import { eventually } from '../support/wait.js';
+import { RecipeFixture, sleep, within } from './fixtures.js';
+
+/**
+ * A Stat does not tell a container from a persistent node (the server reports ephemeralOwner 0
+ * for both), so containers are recognised by what they do: the server reaps them once empty.
+ * Its reaper runs every minute by default; every 200 ms here.
+ */
+const REAPING = { jvmArgs: ['-Dznode.container.checkIntervalMs=200'] };
+
+function isLockError(code: string): (error: unknown) => boolean {
+  return (error) => error instanceof LockError && error.code === code;
+}
+
+describe('fair mutex', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start(REAPING);
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('creates a missing lock path as containers that the server reaps when idle, and works again after the path went', async () => {
+    await zk.admin.ensurePath('/m/persistent');
+    const client = await zk.client();
+    const mutex = new Mutex(client, '/m/persistent/containers/lock');
+    // tryAcquire on a path that does not exist yet: creating the parents takes round trips, and the lock is free.
+    const lease = await mutex.tryAcquire();
+    assert.ok(lease, 'a free lock on a fresh path is acquired by tryAcquire');
+    await lease.release();
+    await eventually(async () => (await zk.admin.exists('/m/persistent/containers')) === null, 5000, 'idle lock path and its parent reaped');
+    assert.ok(await zk.admin.exists('/m/persistent'), 'an existing persistent parent is left alone');
+    const again = await mutex.acquire({ timeout: 5000 });
+    assert.ok(again.held, 'acquired after the lock path was reaped');
+    await again.release();
+    // An admin deleting the idle path between two acquisitions, faster than the reaper.
+    await zk.admin.delete('/m/persistent/containers/lock').catch(() => undefined);
+    const third = await mutex.acquire({ timeout: 5000 });
+    await third.release();
+    await zk.assertNoNodes('/m/persistent/containers/lock');
+  });
+
+  it('tryAcquire returns null while the lock is held and leaves no node', async () => {
+    const [a, b] = [await zk.client(), await zk.client()];
+    const held = await new Mutex(a, '/m/try').acquire();
+    assert.equal(await new Mutex(b, '/m/try').tryAcquire(), null);
+    assert.deepEqual(await zk.children('/m/try'), [held.node.slice('/m/try/'.length)], 'only the holder node');
+    await held.release();
+    const lease = await new Mutex(b, '/m/try').tryAcquire();
+    assert.ok(lease, 'free again: tryAcquire gets it');
+    await lease.release();
+    await zk.assertNoNodes('/m/try');
+  });
+
+  it('acquire({ timeout }) rejects with LOCK_TIMEOUT after the whole timeout and removes its node', async () => {
+    const [a, b] = [await zk.client(), await zk.client()];
+    const held = await new Mutex(a, '/m/timeout').acquire();
+    const started = performance.now();
+    await assert.rejects(new Mutex(b, '/m/timeout').acquire({ timeout: 300 }), isLockError('LOCK_TIMEOUT'));
+    const waited = performance.now() - started;
+    assert.ok(waited >= 290 && waited < 2000, `waited ${waited} ms for a 300 ms timeout`);
+    assert.equal((await zk.children('/m/timeout')).length, 1, 'the waiter removed its node before rejecting');
+    await held.release();
+    await zk.assertNoNodes('/m/timeout');
+  });
+
+  it('acquire({ signal }) rejects with ABORTED when the signal aborts while waiting, or at once if it already had, and removes its node', async () => {
+    const [a, b] = [await zk.client(), await zk.client()];
+    const held = await new Mutex(a, '/m/abort').acquire();
+    const controller = new AbortController();
+    const waiting = new Mutex(b, '/m/abort').acquire({ signal: controller.signal });
+    await eventually(async () => (await zk.children('/m/abort')).length === 2, 5000, 'waiter queued');
+    const cause = new Error('caller gave up');
+    controller.abort(cause);
+    await assert.rejects(waiting, (e) => isLockError('ABORTED')(e) && (e as LockError).cause === cause);
+    assert.equal((await zk.children('/m/abort')).length, 1, 'the waiter removed its node before rejecting');
+    await assert.rejects(new Mutex(b, '/m/abort').acquire({ signal: AbortSignal.abort() }), isLockError('ABORTED'));
+    assert.equal((await zk.children('/m/abort')).length, 1, 'an already aborted acquire creates nothing');
+    await held.release();
+    await zk.assertNoNodes('/m/abort');
+  });
+
+  it('rejects a negative or NaN timeout with INVALID_ARGUMENT before sending anything', async () => {
+    const client = await zk.client();
+    const zxid = client.lastZxid;
+    for (const timeout of [-1, Number.NaN]) {
+      await assert.rejects(new Mutex(client, '/m/invalid').acquire({ timeout }), isLockError('INVALID_ARGUMENT'));
+    }
+    assert.equal(client.lastZxid, zxid, 'no request reached the server');
+    assert.equal(await zk.admin.exists('/m/invalid'), null);
+  });
+
+  it('a lease: await using releases it, release twice is ALREADY_RELEASED, release after close is CLOSED, its signal says RELEASED', async () => {
+    const client = await zk.client();
+    const mutex = new Mutex(client, '/m/lease');
+    let node: string;
+    {
+      await using lease = await mutex.acquire();
+      node = lease.node;
+      assert.ok(await zk.admin.exists(node));
+    }
+    assert.equal(await zk.admin.exists(node), null, 'await using released the lease');
+
+    const lease = await mutex.acquire();
+    await lease.release();
+    assert.equal(lease.held, false);
+    assert.ok(lease.signal.aborted && lease.signal.reason instanceof LockLostError && lease.signal.reason.reason === 'RELEASED');
+    await assert.rejects(lease.release(), isLockError('ALREADY_RELEASED'));
+
+    const other = await zk.client();
+    const orphan = await new Mutex(other, '/m/lease').acquire();
+    await other.close();
+    assert.equal(orphan.signal.reason instanceof LockLostError && orphan.signal.reason.reason, 'CLIENT_CLOSED');
+    await assert.rejects(orphan.release(), (e) => e instanceof ZooKeeperError && e.code === 'CLOSED');
+    await zk.assertNoNodes('/m/lease');
+  });
+
+  it('lease.guard commits only while our node exists; an admin deleting it aborts the signal with NODE_DELETED', async () => {
+    const client = await zk.client();
+    await zk.admin.ensurePath('/m/guarded-state');
+    const lease = await new Mutex(client, '/m/guard').acquire();
+    const results = await lease.guard([{ op: 'setData', path: '/m/guarded-state', data: 'v1' }]);
+    assert.equal(results.length, 1, 'only the caller ops results');
+    assert.equal((await zk.admin.getData('/m/guarded-state')).data.toString(), 'v1');
+
+    await zk.admin.delete(lease.node);
+    await eventually(() => lease.signal.aborted, 5000, 'lease signal aborted');
+    const reason = lease.signal.reason as LockLostError;
+    assert.ok(reason instanceof LockLostError && reason.reason === 'NODE_DELETED', String(reason));
+    assert.equal(lease.held, false);
+    await assert.rejects(lease.guard([{ op: 'setData', path: '/m/guarded-state', data: 'v2' }]), isLockError('NOT_HELD'));
+    assert.equal((await zk.admin.getData('/m/guarded-state')).data.toString(), 'v1', 'nothing written');
+    await lease.release();
+    await zk.assertNoNodes('/m/guard');
+  });
+
+  it('guard fails with NOT_HELD, writing nothing, when the node went before the monitor noticed', async () => {
+    const client = await zk.client();
+    await zk.admin.ensurePath('/m/guarded-state-2');
+    const lease = await new Mutex(client, '/m/guard2').acquire();
+    // Sent by another session and not awaited-for by ours: our check runs against a deleted node.
+    await zk.admin.delete(lease.node);
+    await assert.rejects(lease.guard([{ op: 'setData', path: '/m/guarded-state-2', data: 'late' }]), isLockError('NOT_HELD'));
+    assert.equal((await zk.admin.getData('/m/guarded-state-2')).data.length, 0);
+  });
+
+  it('Mutex.runExclusive re-enters in the same async chain with one node; an unrelated task queues; acquire inside is WOULD_DEADLOCK', async () => {
+    const client = await zk.client();
+    const mutex = new Mutex(client, '/m/reentrant');
+    const order: string[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const outer = mutex.runExclusive(async (outerLease) => {
+      order.push('outer');
+      await mutex.runExclusive(async (inner) => {
+        assert.equal(inner, outerLease, 'the nested call re-enters the same lease');
+        assert.equal((await zk.children('/m/reentrant')).length, 1, 'one node for both levels');
+        order.push('inner');
+      });
+      assert.ok(outerLease.held, 'leaving the nested call keeps the lock');
+      await assert.rejects(mutex.acquire(), isLockError('WOULD_DEADLOCK'));
+      await gate;
+      order.push('outer-end');
+    });
+    await eventually(() => order.includes('inner'), 5000, 'nested call ran');
+    // Started from the test body, outside the holder's call chain: it must queue like anyone else.
+    let unrelatedRan = false;
+    const unrelated = mutex.runExclusive(() => {
+      unrelatedRan = true;
+      order.push('unrelated');
+    });
+    await eventually(async () => (await zk.children('/m/reentrant')).length === 2, 5000, 'unrelated task queued with its own node');
+    await sleep(200);
+    assert.equal(unrelatedRan, false, 'the unrelated task waits for the holder');
+    open();
+    await within(Promise.all([outer, unrelated]), 5000, 'both done');
+    assert.deepEqual(order, ['outer', 'inner', 'outer-end', 'unrelated']);
+    await zk.assertNoNodes('/m/reentrant');
+  });
+
+  it('NonReentrantMutex nested in its own runExclusive fails at once with WOULD_DEADLOCK', async () => {
+    const client = await zk.client();
+    const mutex = new NonReentrantMutex(client, '/m/non-reentrant');
+    await mutex.runExclusive(async () => {
+      const started = performance.now();
+      await assert.rejects(mutex.runExclusive(() => undefined), isLockError('WOULD_DEADLOCK'));
+      await assert.rejects(mutex.tryAcquire(), isLockError('WOULD_DEADLOCK'));
+      assert.ok(performance.now() - started < 100, 'failed at once');
+      assert.equal((await zk.children('/m/non-reentrant')).length, 1, 'no second node');
+    });
+    await zk.assertNoNodes('/m/non-reentrant');
+  });
+
+  it('inspectLock lists the holder and the waiters in queue order with their owner data', async () => {
+    const clients = [await zk.client(), await zk.client(), await zk.client()];
+    const holder = await new Mutex(clients[0]!, '/m/inspect', { ownerId: 'holder' }).acquire();
+    const waiters = [
+      new Mutex(clients[1]!, '/m/inspect', { ownerId: 'waiter-1' }).acquire({ timeout: 10_000 }),
+    ];
+    await eventually(async () => (await zk.children('/m/inspect')).length === 2, 5000, 'first waiter queued');
+    waiters.push(new Mutex(clients[2]!, '/m/inspect', { ownerId: 'waiter-2' }).acquire({ timeout: 10_000 }));
+    await eventually(async () => (await zk.children('/m/inspect')).length === 3, 5000, 'second waiter queued');
+    const state = await inspectLock(zk.admin, '/m/inspect');
+    assert.deepEqual(state.holders.map((h) => h.owner.id), ['holder']);
+    assert.deepEqual(state.waiters.map((w) => w.owner.id), ['waiter-1', 'waiter-2']);
+    assert.equal(state.holders[0]!.path, holder.node);
+    assert.equal(state.holders[0]!.fencingToken, holder.fencingToken);
+    assert.equal(state.holders[0]!.sessionId, clients[0]!.sessionId);
+    const owner = state.holders[0]!.owner;
+    assert.ok('pid' in owner && owner.pid === process.pid, 'owner data carries the pid');
+    assert.ok(state.waiters[0]!.seq < state.waiters[1]!.seq);
+    await holder.release();
+    const leases: Lease[] = [];
+    for (const waiter of waiters) {
+      const lease = await within(waiter, 5000, 'waiter acquired');
+      leases.push(lease);
+      await lease.release();
+    }
+    await zk.assertNoNodes('/m/inspect');
+  });
+});
