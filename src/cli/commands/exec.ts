@@ -1,0 +1,140 @@
+import { hostname } from 'node:os';
+import { Command, Option } from 'commander';
+import type { Layout, Lease, ZooKeeperClient } from '../../index.js';
+import { LockError, LockLostError } from '../../index.js';
+import { CliError, messageOf } from '../cli-error.js';
+import type { ConnectionFlags } from '../connection.js';
+import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
+import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { selectLock } from '../lock-kind.js';
+import { parseDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { runChild } from '../run-child.js';
+import type { ForwardedSignal } from '../signals.js';
+import { SignalRouter, signalExitCode } from '../signals.js';
+import { bounded } from '../timing.js';
+import { WaitProgress } from '../wait-progress.js';
+
+interface ExecFlags extends ConnectionFlags {
+  timeout?: number;
+  try?: boolean;
+  read?: boolean;
+  write?: boolean;
+  limit?: number;
+  layout: Layout;
+  grace: number;
+  verbose?: boolean;
+}
+
+const EXAMPLES = `
+Examples:
+  zklock exec /locks/backup -- ./backup.sh --full
+  zklock exec --try /locks/cron-report -- node report.js      # exit 73 if another run holds it
+  zklock exec --timeout 30s --write /locks/schema -- npm run migrate
+  zklock exec --limit 2 /locks/encoders -- ffmpeg -i in.mp4 out.webm
+  ZOOKEEPER_CONNECT=zk1:2181,zk2:2181 zklock exec --auth digest:ops:secret /locks/db -- ./maintain
+
+The command gets ZKLOCK_FENCING_TOKEN (grows with every acquisition of the lock; hand it to the
+resource you protect), ZKLOCK_NODE (our lock node) and ZKLOCK_LOCK_PATH in its environment.
+SIGINT, SIGTERM and SIGHUP sent to zklock are passed to the command. If the lock is lost while the
+command runs (session expired, node deleted), the command gets SIGTERM, then SIGKILL after --grace,
+and zklock exits with 75.
+`;
+
+export function execCommand(): Command {
+  const command = new Command('exec')
+    .description('acquire a lock, run a command holding it, release it')
+    .argument('<lock-path>', 'the lock\'s znode path, e.g. /locks/backup', parseZnodePath)
+    .argument('<command...>', 'the command and its arguments (put them after --)')
+    .addOption(new Option('-t, --timeout <duration>', 'give up (exit 74) when not acquired within this time; default: wait until Ctrl-C').argParser(parseDuration))
+    .option('--try', 'do not wait: exit 73 at once when the lock is taken')
+    .option('-r, --read', 'take the shared side of a read/write lock')
+    .option('-w, --write', 'take the exclusive side of a read/write lock')
+    .addOption(new Option('-l, --limit <n>', 'a semaphore: up to n holders at once').argParser(parsePositiveInteger))
+    .addOption(new Option('--layout <layout>', 'node names compatible with Curator or kazoo (Python)').choices(['curator', 'kazoo']).default('curator'))
+    .addOption(new Option('--grace <duration>', 'after a lost lock, time between SIGTERM and SIGKILL').argParser(parseDuration).default(10_000, '10s'))
+    .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
+    .passThroughOptions();
+  addConnectionOptions(command);
+  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, argv: string[], flags: ExecFlags) => {
+    process.exitCode = await exec(lockPath, argv, flags);
+  });
+}
+
+async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise<number> {
+  // With passThroughOptions commander keeps the "--" that separates our options from the command's.
+  const [program, ...args] = argv[0] === '--' ? argv.slice(1) : argv;
+  if (program === undefined) throw new CliError('exec: no command given', EXIT.USAGE);
+  // A zero deadline cannot spare even the round trips of joining the queue: it would refuse a free lock.
+  if (flags.timeout === 0) throw new CliError('--timeout must be more than 0; to not wait at all, use --try', EXIT.USAGE);
+  const ownerId = `${hostname()}:${process.pid}`;
+  const interrupt = new AbortController();
+  let interruptedBy: ForwardedSignal | undefined;
+  using router = new SignalRouter((signal) => {
+    interruptedBy ??= signal;
+    interrupt.abort(new Error(`interrupted by ${signal}`));
+  });
+  let client: ZooKeeperClient;
+  try {
+    client = await connectClient(flags, interrupt.signal);
+  } catch (error) {
+    if (interruptedBy) return signalExitCode(interruptedBy);
+    throw error;
+  }
+  const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false });
+  try {
+    const lock = selectLock(client, lockPath, flags, ownerId);
+    let lease: Lease;
+    progress.start();
+    try {
+      const acquired = flags.try ? await lock.tryAcquire() : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal });
+      if (!acquired) throw new CliError(`${lockPath} is held by someone else; not running the command (--try)`, EXIT.LOCK_TAKEN);
+      lease = acquired;
+    } catch (error) {
+      if (interruptedBy) return signalExitCode(interruptedBy);
+      throw timeoutError(error, lockPath, flags);
+    } finally {
+      progress.stop();
+    }
+    progress.log(`acquired the ${lock.description} ${lockPath} as ${lease.node} (fencing token ${lease.fencingToken})`);
+    if (interruptedBy) {
+      // --try cannot be cancelled mid-flight; a signal that came meanwhile still means "do not run".
+      await bounded(lease.release(), flags.sessionTimeout);
+      return signalExitCode(interruptedBy);
+    }
+    if (lease.signal.aborted) {
+      // Lost between the acquire and now (e.g. the session expired): running the command unprotected would defeat the lock.
+      process.stderr.write(`zklock: ${lostMessage(lease.signal.reason, lockPath)} before the command started; not running it\n`);
+      return EXIT.LOCK_LOST;
+    }
+    const outcome = await runChild({
+      command: program,
+      args,
+      env: { ...process.env, ZKLOCK_FENCING_TOKEN: String(lease.fencingToken), ZKLOCK_NODE: lease.node, ZKLOCK_LOCK_PATH: lockPath },
+      router,
+      stopWhen: lease.signal,
+      graceMs: flags.grace,
+      onStopping: (reason) => process.stderr.write(`zklock: ${lostMessage(reason, lockPath)}; stopping the command (SIGTERM, SIGKILL after ${flags.grace} ms)\n`),
+    });
+    if (outcome.stoppedBecause !== undefined) return EXIT.LOCK_LOST;
+    // Bounded: if the ensemble is unreachable now, closing the client below (or the session timeout) removes the node anyway.
+    const released = lease.release().then(
+      () => progress.log(`released ${lease.node}`),
+      (error: unknown) => process.stderr.write(`zklock: warning: releasing ${lease.node} failed (${messageOf(error)}); it goes when the session ends\n`),
+    );
+    await bounded(released, flags.sessionTimeout);
+    return outcome.code ?? signalExitCode(outcome.signal ?? 'SIGKILL');
+  } finally {
+    progress.close();
+    await closeClient(client);
+  }
+}
+
+function timeoutError(error: unknown, lockPath: string, flags: ExecFlags): unknown {
+  if (!(error instanceof LockError) || error.code !== 'LOCK_TIMEOUT') return error;
+  return new CliError(`${lockPath} was not acquired within ${flags.timeout} ms; not running the command`, EXIT.TIMEOUT);
+}
+
+function lostMessage(reason: unknown, lockPath: string): string {
+  if (reason instanceof LockLostError) return `lost the lock ${lockPath} (${reason.reason})`;
+  return `lost the lock ${lockPath} (${messageOf(reason)})`;
+}

@@ -1,0 +1,100 @@
+import { Command, Option } from 'commander';
+import type { ZooKeeperClient } from '../../index.js';
+import { ZooKeeperError, inspectLock, joinPath, parseContender } from '../../index.js';
+import { CliError } from '../cli-error.js';
+import type { ConnectionFlags } from '../connection.js';
+import { addConnectionOptions, withClient } from '../connection.js';
+import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { table } from '../contender-format.js';
+import { parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { formatAge } from '../timing.js';
+
+interface LsFlags extends ConnectionFlags {
+  json?: boolean;
+  maxNodes: number;
+}
+
+interface LockSummary {
+  lockPath: string;
+  holders: number;
+  waiters: number;
+  holder?: string;
+  heldForMs?: number;
+}
+
+const EXAMPLES = `
+Examples:
+  zklock ls                 # every lock in the ensemble
+  zklock ls /locks --json
+
+A lock is a znode whose children are lock contenders (zklock, Curator or kazoo names) or a
+semaphore (leases/ and locks/ children). /zookeeper is skipped.
+`;
+
+export function lsCommand(): Command {
+  const command = new Command('ls')
+    .description('list the locks under a root with holder and waiter counts')
+    .argument('[root]', 'where to start', parseZnodePath, '/')
+    .option('--json', 'print a JSON array')
+    .addOption(new Option('--max-nodes <n>', 'stop walking after this many znodes').argParser(parsePositiveInteger).default(10_000));
+  addConnectionOptions(command);
+  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (root: string, flags: LsFlags) => {
+    process.exitCode = await withClient(flags, async (client, signal) => {
+      const locks = await findLocks(client, root, flags.maxNodes, signal);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(locks, null, 2)}\n`);
+      } else if (locks.length === 0) {
+        process.stdout.write(`no locks under ${root}\n`);
+      } else {
+        const rows = locks.map((l) => [l.lockPath, String(l.holders), String(l.waiters), l.holder ? `${l.holder} for ${formatAge(l.heldForMs ?? 0)}` : '-']);
+        process.stdout.write(`${table(['LOCK', 'HOLDERS', 'WAITERS', 'HELD BY'], rows)}\n`);
+      }
+    });
+  });
+}
+
+/** Breadth-first, so a huge tree fills --max-nodes with the shallow (likelier) lock roots first. */
+async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number, signal: AbortSignal): Promise<LockSummary[]> {
+  const found: LockSummary[] = [];
+  const queue = [root];
+  let visited = 0;
+  while (queue.length > 0) {
+    signal.throwIfAborted();
+    const path = queue.shift() as string;
+    if (++visited > maxNodes) {
+      process.stderr.write(`zklock: stopped after ${maxNodes} znodes (--max-nodes); the list may be incomplete\n`);
+      break;
+    }
+    let children: string[];
+    try {
+      children = (await client.getChildren(path, { signal })).children;
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') {
+        if (path === root) throw new CliError(`no znode at ${root}`, EXIT.FAILURE);
+        continue; // deleted while we walked
+      }
+      throw error;
+    }
+    const isSemaphore = children.includes('leases') || children.includes('locks');
+    if (isSemaphore || children.some((c) => parseContender(c) !== undefined)) {
+      found.push(await summarize(client, path));
+      continue;
+    }
+    for (const child of children.sort()) {
+      const childPath = joinPath(path, child);
+      if (childPath !== '/zookeeper') queue.push(childPath);
+    }
+  }
+  return found.sort((a, b) => a.lockPath.localeCompare(b.lockPath));
+}
+
+async function summarize(client: ZooKeeperClient, lockPath: string): Promise<LockSummary> {
+  const state = await inspectLock(client, lockPath);
+  const first = state.holders[0];
+  return {
+    lockPath,
+    holders: state.holders.length,
+    waiters: state.waiters.length,
+    ...(first ? { holder: first.owner.id, heldForMs: Date.now() - first.createdAt.getTime() } : {}),
+  };
+}

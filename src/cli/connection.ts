@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { ClientOptions } from '../client/index.js';
+import { ZooKeeperClient } from '../client/index.js';
+import { CliError, messageOf } from './cli-error.js';
+import { EXIT } from './exit-codes.js';
+import type { AuthEntry } from './parse-values.js';
+import { parseAuth, parseDuration } from './parse-values.js';
+import { interruptSignal, signalExitCode } from './signals.js';
+import { bounded } from './timing.js';
+
+export const DEFAULT_CONNECT = '127.0.0.1:2181';
+
+/** The options every command that talks to ZooKeeper shares. */
+export interface ConnectionFlags {
+  connect: string;
+  sessionTimeout: number;
+  connectTimeout: number;
+  auth?: AuthEntry[];
+  tls?: boolean;
+  tlsCa?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsInsecure?: boolean;
+}
+
+export function addConnectionOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option('-c, --connect <hosts>', 'ZooKeeper connect string, e.g. zk1:2181,zk2:2181/chroot')
+        .env('ZOOKEEPER_CONNECT')
+        .default(DEFAULT_CONNECT),
+    )
+    .addOption(new Option('--session-timeout <duration>', 'session timeout to ask for').argParser(parseDuration).default(10_000, '10s'))
+    .addOption(new Option('--connect-timeout <duration>', 'give up when no server accepts a session within this time').argParser(parseDuration).default(15_000, '15s'))
+    .addOption(new Option('--auth <scheme:credentials>', 'authenticate, e.g. digest:user:pass (repeatable)').argParser(parseAuth))
+    .option('--tls', 'connect over TLS (implied by the other --tls-* options)')
+    .option('--tls-ca <file>', 'PEM file of the CA(s) to trust for the servers\' certificates')
+    .option('--tls-cert <file>', 'PEM client certificate (for servers that require one)')
+    .option('--tls-key <file>', 'PEM key of the client certificate')
+    .option('--tls-insecure', 'do not verify the servers\' certificates (testing only)');
+}
+
+function readPem(file: string, what: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    throw new CliError(`cannot read the ${what} file "${file}": ${messageOf(error)}`, EXIT.USAGE);
+  }
+}
+
+export function clientOptions(flags: ConnectionFlags): ClientOptions {
+  const options: ClientOptions = { sessionTimeout: flags.sessionTimeout };
+  if (flags.auth) options.auth = flags.auth;
+  if (flags.tls || flags.tlsCa || flags.tlsCert || flags.tlsKey || flags.tlsInsecure) {
+    options.tls = {
+      ...(flags.tlsCa ? { ca: readPem(flags.tlsCa, '--tls-ca') } : {}),
+      ...(flags.tlsCert ? { cert: readPem(flags.tlsCert, '--tls-cert') } : {}),
+      ...(flags.tlsKey ? { key: readPem(flags.tlsKey, '--tls-key') } : {}),
+      ...(flags.tlsInsecure ? { rejectUnauthorized: false } : {}),
+    };
+  }
+  return options;
+}
+
+/**
+ * Connects, bounded by --connect-timeout and by `signal` (Ctrl-C). The client retries failed
+ * connections silently, so we keep the last failure (e.g. a certificate error) to say why.
+ */
+export async function connectClient(flags: ConnectionFlags, signal?: AbortSignal): Promise<ZooKeeperClient> {
+  const client = new ZooKeeperClient(flags.connect, clientOptions(flags));
+  let lastFailure: unknown;
+  const onFailure = (reason: unknown): void => {
+    lastFailure = reason;
+  };
+  client.on('connectionError', onFailure);
+  client.on('authFailed', onFailure);
+  try {
+    await client.waitForConnected({ timeout: flags.connectTimeout, ...(signal ? { signal } : {}) });
+    return client;
+  } catch (error) {
+    await closeClient(client);
+    if (signal?.aborted) throw signal.reason;
+    const why = lastFailure === undefined ? messageOf(error) : `${messageOf(error)} (last failure: ${messageOf(lastFailure)})`;
+    throw new CliError(`cannot connect to ZooKeeper at ${flags.connect}: ${why}`, EXIT.UNAVAILABLE);
+  } finally {
+    client.off('connectionError', onFailure);
+    client.off('authFailed', onFailure);
+  }
+}
+
+/** Closes the session (removing our ephemeral nodes at once), but never waits longer than `ms` for an unreachable server. */
+export async function closeClient(client: ZooKeeperClient, ms = 3000): Promise<void> {
+  await bounded(client.close().catch(() => undefined), ms);
+}
+
+/**
+ * Runs `fn` with a connected client that is closed afterwards; Ctrl-C (or SIGTERM/SIGHUP) aborts
+ * the signal handed to `fn` and the command exits 128+N instead of hanging on a slow server.
+ */
+export async function withClient(flags: ConnectionFlags, fn: (client: ZooKeeperClient, signal: AbortSignal) => Promise<number | void>): Promise<number> {
+  using interrupt = interruptSignal();
+  let client: ZooKeeperClient | undefined;
+  try {
+    client = await connectClient(flags, interrupt.signal);
+    return (await fn(client, interrupt.signal)) ?? EXIT.OK;
+  } catch (error) {
+    const by = interrupt.received();
+    if (by) return signalExitCode(by);
+    throw error;
+  } finally {
+    if (client) await closeClient(client);
+  }
+}

@@ -1,0 +1,38 @@
+import type { AcquireOptions, Layout, Lease, ZooKeeperClient } from '../index.js';
+import { Mutex, ReadWriteLock, Semaphore } from '../index.js';
+import { CliError } from './cli-error.js';
+import { EXIT } from './exit-codes.js';
+
+export interface LockFlags {
+  read?: boolean;
+  write?: boolean;
+  limit?: number;
+  layout: Layout;
+}
+
+/** What `exec` acquires: the one lock recipe the flags select, behind one acquire function. */
+export interface SelectedLock {
+  /** e.g. "mutex", "read lock", "semaphore (limit 2)", for messages. */
+  description: string;
+  acquire(options: AcquireOptions): Promise<Lease>;
+  /** The lock if it is free right now, else null (not acquire with a zero timeout, which cannot spare the round trips). */
+  tryAcquire(): Promise<Lease | null>;
+}
+
+export function selectLock(client: ZooKeeperClient, path: string, flags: LockFlags, ownerId: string): SelectedLock {
+  const chosen = [flags.read && '--read', flags.write && '--write', flags.limit !== undefined && '--limit'].filter(Boolean);
+  if (chosen.length > 1) throw new CliError(`${chosen.join(' and ')} cannot be combined: choose one kind of lock`, EXIT.USAGE);
+  if (flags.limit !== undefined) {
+    // Curator's semaphore layout has no kazoo variant in this library, so refuse rather than silently ignore --layout.
+    if (flags.layout !== 'curator') throw new CliError('--limit uses Curator\'s semaphore layout; --layout kazoo is not supported with it', EXIT.USAGE);
+    const semaphore = new Semaphore(client, path, flags.limit, { ownerId });
+    return { description: `semaphore (limit ${flags.limit})`, acquire: (options) => semaphore.acquire(options), tryAcquire: () => semaphore.tryAcquire() };
+  }
+  if (flags.read || flags.write) {
+    const rw = new ReadWriteLock(client, path, { layout: flags.layout, ownerId });
+    const side = flags.read ? rw.readLock : rw.writeLock;
+    return { description: flags.read ? 'read lock' : 'write lock', acquire: (options) => side.acquire(options), tryAcquire: () => side.tryAcquire() };
+  }
+  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId });
+  return { description: 'mutex', acquire: (options) => mutex.acquire(options), tryAcquire: () => mutex.tryAcquire() };
+}

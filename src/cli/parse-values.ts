@@ -1,0 +1,40 @@
+import { InvalidArgumentError } from 'commander';
+
+const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A duration as ms: `500ms`, `1.5s`, `2m`, `1h`; a bare number is seconds, as for coreutils'
+ * `timeout` and `sleep`, so `--timeout 10` means what a shell user expects.
+ */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!match) throw new InvalidArgumentError(`expected a duration such as 500ms, 10s, 2m or 1h (a bare number is seconds), got "${text}"`);
+  return Math.round(Number(match[1]) * (UNITS[match[2] ?? 's'] ?? 1000));
+}
+
+export function parsePositiveInteger(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) {
+    throw new InvalidArgumentError(`expected a whole number >= 1, got "${text}"`);
+  }
+  return value;
+}
+
+export interface AuthEntry {
+  scheme: string;
+  auth: string;
+}
+
+/** `scheme:credentials`, e.g. `digest:user:pass`; repeatable, so the values accumulate. */
+export function parseAuth(text: string, previous: AuthEntry[] = []): AuthEntry[] {
+  const colon = text.indexOf(':');
+  if (colon <= 0 || colon === text.length - 1) throw new InvalidArgumentError(`expected scheme:credentials such as digest:user:pass, got "${text}"`);
+  return [...previous, { scheme: text.slice(0, colon), auth: text.slice(colon + 1) }];
+}
+
+/** A znode path as the client requires: absolute, no trailing slash. Checked here so the error names the argument. */
+export function parseZnodePath(text: string): string {
+  if (!text.startsWith('/')) throw new InvalidArgumentError(`expected an absolute znode path such as /locks/db, got "${text}"`);
+  if (text.length > 1 && text.endsWith('/')) throw new InvalidArgumentError(`a znode path must not end with "/": "${text}"`);
+  return text;
+}

@@ -1,0 +1,92 @@
+import type { ContenderInfo, LockState, SessionEvent, ZooKeeperClient } from '../index.js';
+import { inspectLock } from '../index.js';
+import { formatAge } from './timing.js';
+
+const POLL_MS = 500;
+
+export interface ProgressOptions {
+  /** Redraw one live line (stderr is a terminal). */
+  live: boolean;
+  /** Log every change of position, holder or session state as its own line. */
+  verbose: boolean;
+}
+
+/** One line describing where we are in the queue: what the live line shows and what --verbose logs when it changes. */
+export function describeWait(state: LockState, ownerId: string, now = Date.now()): { key: string; text: string } {
+  const position = state.waiters.findIndex((w) => w.owner.id === ownerId) + 1;
+  const holder: ContenderInfo | undefined = state.holders[0];
+  const where = position > 0 ? `position ${position} of ${state.waiters.length} in the queue` : 'joining the queue';
+  const more = state.holders.length > 1 ? ` (+${state.holders.length - 1} more)` : '';
+  const held = holder ? `held by ${holder.owner.id}${more} for ${formatAge(now - holder.createdAt.getTime())}` : 'not held';
+  return { key: `${position}|${state.holders.map((h) => h.name).join(',')}`, text: `waiting for ${state.lockPath}: ${where}; ${held}` };
+}
+
+/**
+ * Shows the wait on stderr until stopped, and with --verbose every session change until closed: a live line on a terminal, change logs with --verbose,
+ * nothing otherwise (so scripts' stderr stays clean). Inspection failures are not fatal: the
+ * acquire itself decides success; the display only goes quiet until the next poll works.
+ */
+export class WaitProgress {
+  private timer: NodeJS.Timeout | undefined;
+  private lastKey = '';
+  private drawn = false;
+  private polling = false;
+  private readonly onState = (event: SessionEvent): void => this.log(`session ${event}`);
+
+  constructor(
+    private readonly client: ZooKeeperClient,
+    private readonly lockPath: string,
+    private readonly ownerId: string,
+    private readonly options: ProgressOptions,
+  ) {}
+
+  start(): void {
+    if (!this.options.live && !this.options.verbose) return;
+    if (this.options.verbose) this.client.on('state', this.onState);
+    this.timer = setInterval(() => void this.poll(), POLL_MS);
+    this.timer.unref();
+  }
+
+  /** Ends the queue display; session changes are still logged (with --verbose) until `close`. */
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.clearLine();
+  }
+
+  close(): void {
+    this.stop();
+    this.client.off('state', this.onState);
+  }
+
+  log(line: string): void {
+    if (!this.options.verbose) return;
+    this.clearLine();
+    process.stderr.write(`zklock: ${line}\n`);
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const { key, text } = describeWait(await inspectLock(this.client, this.lockPath), this.ownerId);
+      if (!this.timer) return;
+      if (key !== this.lastKey) this.log(text);
+      this.lastKey = key;
+      if (this.options.live) {
+        process.stderr.write(`\r\x1b[2K${text.slice(0, Math.max(20, (process.stderr.columns || 80) - 1))}`);
+        this.drawn = true;
+      }
+    } catch {
+      // The lock path may not exist yet, or the connection is down: the next poll tries again.
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private clearLine(): void {
+    if (!this.drawn) return;
+    process.stderr.write('\r\x1b[2K');
+    this.drawn = false;
+  }
+}

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ZooKeeperClient } from '../../src/index.js';
+import { ZooKeeperServer } from '../../src/testing/index.js';
+import { eventually } from '../support/wait.js';
+import { HOLD, intervals, maxConcurrency, readEvents, runCli, startCli, waitForEvents } from './helpers/cli.js';
+
+describe('zklock exec', () => {
+  let server: ZooKeeperServer;
+  let client: ZooKeeperClient;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+
+  before(async () => {
+    server = await ZooKeeperServer.start();
+    client = await ZooKeeperClient.connect(server.connectString);
+    dir = mkdtempSync(join(tmpdir(), 'zklock-cli-'));
+    env = { ZOOKEEPER_CONNECT: server.connectString };
+  });
+
+  after(async () => {
+    await client?.close();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const logFile = (name: string): string => join(dir, `${name}.jsonl`);
+
+  it('runs concurrent commands on one path one at a time, with increasing fencing tokens', async () => {
+    const log = logFile('mutex');
+    const runs = [1, 2, 3].map(() => startCli(['exec', '/cli/mutex', '--', process.execPath, HOLD, log, '300'], env));
+    const codes = await Promise.all(runs.map((r) => r.exited()));
+    assert.deepEqual(codes, [0, 0, 0], runs.map((r) => r.stderr()).join('\n'));
+    const spans = intervals(log);
+    assert.equal(spans.length, 3);
+    for (let i = 1; i < spans.length; i++) {
+      assert.ok(spans[i]!.start >= spans[i - 1]!.end, `hold ${i} started before hold ${i - 1} ended`);
+      assert.ok(BigInt(spans[i]!.token) > BigInt(spans[i - 1]!.token), 'fencing tokens increase');
+    }
+    assert.deepEqual((await client.getChildren('/cli/mutex')).children, []);
+    assert.deepEqual(runs.map((r) => r.stderr()), ['', '', ''], 'silent while waiting when stderr is not a terminal');
+  });
+
+  it('--read lets readers share the lock and keeps a writer out', async () => {
+    const log = logFile('rw');
+    const readers = [1, 2].map(() => startCli(['exec', '--read', '/cli/rw', '--', process.execPath, HOLD, log, '1500'], env));
+    await waitForEvents(log, 'start', 2);
+    const writer = await runCli(['exec', '--write', '--try', '/cli/rw', '--', process.execPath, HOLD, log, '0'], env);
+    assert.equal(writer.code, 73, writer.stderr);
+    assert.deepEqual(await Promise.all(readers.map((r) => r.exited())), [0, 0]);
+    assert.equal(maxConcurrency(intervals(log)), 2);
+  });
+
+  it('passes the child\'s exit code through, and sets ZKLOCK_NODE', async () => {
+    const log = logFile('code');
+    const result = await runCli(['exec', '/cli/code', '--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(log)}, process.env.ZKLOCK_NODE); process.exit(7)`], env);
+    assert.equal(result.code, 7, result.stderr);
+    assert.match(readFileSync(log, 'utf8'), /^\/cli\/code\/_c_.+-lock-\d{10}$/);
+  });
+
+  it('--try exits 73 without running the command when the lock is taken, and --timeout 74', async () => {
+    const log = logFile('try');
+    const holder = startCli(['exec', '/cli/try', '--', process.execPath, HOLD, log, '4000'], env);
+    await waitForEvents(log, 'start');
+    const tried = await runCli(['exec', '--try', '/cli/try', '--', process.execPath, HOLD, log, '0'], env);
+    assert.equal(tried.code, 73, tried.stderr);
+    assert.match(tried.stderr, /held by someone else/);
+    const timed = await runCli(['exec', '--timeout', '300ms', '/cli/try', '--', process.execPath, HOLD, log, '0'], env);
+    assert.equal(timed.code, 74, timed.stderr);
+    assert.equal(readEvents(log).filter((e) => e.event === 'start').length, 1, 'only the holder ran');
+    holder.child.kill('SIGTERM');
+    await holder.exited();
+    const free = await runCli(['exec', '--try', '/cli/try', '--', 'true'], env);
+    assert.equal(free.code, 0, free.stderr);
+  });
+
+  it('--limit 2 lets exactly two of three run together', async () => {
+    const log = logFile('limit');
+    const runs = [1, 2, 3].map(() => startCli(['exec', '--limit', '2', '/cli/limit', '--', process.execPath, HOLD, log, '1500'], env));
+    const codes = await Promise.all(runs.map((r) => r.exited()));
+    assert.deepEqual(codes, [0, 0, 0], runs.map((r) => r.stderr()).join('\n'));
+    const spans = intervals(log);
+    assert.equal(spans.length, 3);
+    assert.equal(maxConcurrency(spans), 2);
+  });
+
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    it(`passes ${signal} to the command and removes its node`, async () => {
+      const log = logFile(signal);
+      const run = startCli(['exec', `/cli/${signal}`, '--', process.execPath, HOLD, log, '20000'], env);
+      await waitForEvents(log, 'start');
+      assert.equal((await client.getChildren(`/cli/${signal}`)).children.length, 1);
+      run.child.kill(signal);
+      assert.equal(await run.exited(), 42, run.stderr()); // the fixture's exit code after a signal
+      assert.deepEqual(readEvents(log).filter((e) => e.event === 'signal').map((e) => e.signal), [signal]);
+      assert.deepEqual((await client.getChildren(`/cli/${signal}`)).children, []);
+    });
+  }
+
+  it('stops waiting on SIGINT: exits 130 and leaves no node', async () => {
+    const log = logFile('wait-int');
+    const holder = startCli(['exec', '/cli/wait-int', '--', process.execPath, HOLD, log, '20000'], env);
+    await waitForEvents(log, 'start');
+    const waiter = startCli(['exec', '/cli/wait-int', '--', 'true'], env);
+    await eventually(async () => (await client.getChildren('/cli/wait-int')).children.length === 2);
+    waiter.child.kill('SIGINT');
+    assert.equal(await waiter.exited(), 130);
+    assert.equal((await client.getChildren('/cli/wait-int')).children.length, 1);
+    holder.child.kill('SIGTERM');
+    await holder.exited();
+  });
+
+  it('exits 127 for a command that does not exist, 2 for bad usage, and releases', async () => {
+    const missing = await runCli(['exec', '/cli/missing', '--', 'no-such-command-zklock'], env);
+    assert.equal(missing.code, 127);
+    assert.match(missing.stderr, /command not found: no-such-command-zklock/);
+    assert.deepEqual((await client.getChildren('/cli/missing')).children, []);
+    assert.equal((await runCli(['exec', 'relative/path', '--', 'true'], env)).code, 2);
+    assert.equal((await runCli(['exec', '--read', '--write', '/cli/rw', '--', 'true'], env)).code, 2);
+    assert.equal((await runCli(['exec', '--timeout', 'soon', '/cli/x', '--', 'true'], env)).code, 2);
+  });
+});

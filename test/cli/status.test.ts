@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ZooKeeperClient } from '../../src/index.js';
+import { ZooKeeperServer } from '../../src/testing/index.js';
+import { eventually } from '../support/wait.js';
+import type { CliRun } from './helpers/cli.js';
+import { HOLD, runCli, startCli, waitForEvents } from './helpers/cli.js';
+
+interface StatusJson {
+  lockPath: string;
+  holders: { node: string; owner: { pid: number }; fencingToken: string; ageMs: number }[];
+  waiters: { node: string; owner: { pid: number }; fencingToken: string }[];
+}
+
+describe('zklock status, ls and release', () => {
+  let server: ZooKeeperServer;
+  let client: ZooKeeperClient;
+  let dir: string;
+  let env: NodeJS.ProcessEnv;
+  const runs: CliRun[] = [];
+
+  before(async () => {
+    server = await ZooKeeperServer.start();
+    client = await ZooKeeperClient.connect(server.connectString);
+    dir = mkdtempSync(join(tmpdir(), 'zklock-cli-status-'));
+    env = { ZOOKEEPER_CONNECT: server.connectString };
+  });
+
+  after(async () => {
+    for (const run of runs) run.child.kill('SIGKILL');
+    await client?.close();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('status --json lists the holder, then the waiters in queue order; ls counts them; release --force frees it', async () => {
+    const log = join(dir, 'status.jsonl');
+    const holder = startCli(['exec', '/cli/status', '--', process.execPath, HOLD, log, '30000'], env);
+    runs.push(holder);
+    await waitForEvents(log, 'start');
+    const waiters: CliRun[] = [];
+    for (let i = 1; i <= 2; i++) {
+      // One at a time, so their queue order is known.
+      const waiter = startCli(['exec', '/cli/status', '--', process.execPath, HOLD, log, '0'], env);
+      runs.push(waiter);
+      waiters.push(waiter);
+      await eventually(async () => (await client.getChildren('/cli/status')).children.length === i + 1);
+    }
+
+    const status = await runCli(['status', '--json', '/cli/status'], env);
+    assert.equal(status.code, 0, status.stderr);
+    const state = JSON.parse(status.stdout) as StatusJson;
+    assert.equal(state.lockPath, '/cli/status');
+    assert.deepEqual(state.holders.map((h) => h.owner.pid), [holder.child.pid]);
+    assert.deepEqual(state.waiters.map((w) => w.owner.pid), waiters.map((w) => w.child.pid));
+    const tokens = [...state.holders, ...state.waiters].map((c) => BigInt(c.fencingToken));
+    assert.deepEqual([...tokens].sort((a, b) => (a < b ? -1 : 1)), tokens, 'queue order is creation order');
+
+    const text = await runCli(['status', '/cli/status'], env);
+    assert.match(text.stdout, new RegExp(`holder\\s+\\S+:${holder.child.pid}\\s`));
+    assert.match(text.stdout, /waiter 2/);
+
+    const ls = await runCli(['ls', '--json', '/cli'], env);
+    assert.equal(ls.code, 0, ls.stderr);
+    const locks = JSON.parse(ls.stdout) as { lockPath: string; holders: number; waiters: number; holder?: string }[];
+    assert.deepEqual(locks.map((l) => [l.lockPath, l.holders, l.waiters]), [['/cli/status', 1, 2]]);
+    assert.match(locks[0]!.holder ?? '', new RegExp(`:${holder.child.pid}$`));
+
+    const refused = await runCli(['release', '--force', state.holders[0]!.node], env);
+    assert.equal(refused.code, 2, 'no terminal and no --yes');
+    assert.equal((await runCli(['release', state.holders[0]!.node, '--yes'], env)).code, 2, '--force is required');
+    const released = await runCli(['release', '--force', '--yes', state.holders[0]!.node], env);
+    assert.equal(released.code, 0, released.stderr);
+    // The holder sees its node deleted: its command is stopped and it exits 75 (lock lost).
+    assert.equal(await holder.exited(), 75, holder.stderr());
+    assert.deepEqual(await Promise.all(waiters.map((w) => w.exited())), [0, 0]);
+
+    const missing = await runCli(['status', '/cli/nothing-here'], env);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /no lock at \/cli\/nothing-here/);
+  });
+});
