@@ -1,4 +1,4 @@
-import type { Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
+import type { MultiReadResult, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
 import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
@@ -88,8 +88,8 @@ export async function createProtected(
     const { prefix, protectionId } = name();
     const session = client.sessionId;
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
-    const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.signal });
-    const list = client.getChildren(parent, { signal: deadline.signal });
+    const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.requestSignal });
+    const list = client.getChildren(parent, { signal: deadline.requestSignal });
     try {
       const created = await create;
       const { children } = await list;
@@ -189,9 +189,15 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<void> {
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
-  const ahead = blockers(queue, self);
+  const owner = node.stat.ephemeralOwner;
+  let ahead = blockers(queue, self);
   if (ahead.length > 0 && o.wait === false) throw new NotAcquired();
-  for (const blocker of ahead) await waitUntilGone(o, blocker, node.stat.ephemeralOwner);
+  while (ahead.length > 0) {
+    await waitUntilGone(o, ahead[0]!, owner);
+    // Usually the nearest blocker went because it held the lock and released it, so everyone
+    // before it is gone too: check all the rest in one round trip rather than one by one.
+    ahead = await stillBlocking(o, ahead.slice(1), owner);
+  }
   // A getData queued across an expiry runs on the new session: our node may be gone although every blocker went.
   if (o.client.sessionId !== node.stat.ephemeralOwner) throw new SessionLost();
 }
@@ -206,6 +212,35 @@ async function waitUntilGone(o: QueueOptions, blocker: Contender, owner: bigint)
     if (outcome === 'gone') return;
     if (outcome === 'expired') throw new SessionLost();
   }
+}
+
+/** multiRead frames stay far below the frame limit at this many reads (owner data is small). */
+const MULTIREAD_BATCH = 500;
+
+/** The blockers that still exist (and, for a reader, still block it), nearest first, in one round trip. */
+async function stillBlocking(o: QueueOptions, candidates: Contender[], owner: bigint): Promise<Contender[]> {
+  while (candidates.length > 0) {
+    if (o.client.sessionId !== owner) throw new SessionLost();
+    try {
+      const batches: Promise<MultiReadResult[]>[] = [];
+      for (let i = 0; i < candidates.length; i += MULTIREAD_BATCH) {
+        const reads = candidates.slice(i, i + MULTIREAD_BATCH).map((c) => ({ type: 'getData' as const, path: joinPath(o.lockPath, c.name) }));
+        batches.push(o.client.multiRead(reads, { signal: o.deadline.requestSignal }));
+      }
+      const results = (await Promise.all(batches)).flat();
+      return candidates.filter((_, i) => {
+        const read = results[i];
+        if (read instanceof ZooKeeperError) return read.code !== 'NONODE';
+        return !(o.kind === 'shared' && read?.op === 'getData' && isDowngraded(read.data));
+      });
+    } catch (error) {
+      if (!(error instanceof ZooKeeperError)) throw error;
+      if (error.code === 'SESSIONEXPIRED') throw new SessionLost();
+      if (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT') throw error;
+      await awaitSession(o.client, owner, o.deadline);
+    }
+  }
+  return candidates;
 }
 
 /** Sets a data watch on `path` (getData, not exists: a vanished node must not leave a creation watch behind) and waits for it. */

@@ -11,7 +11,8 @@ export interface AcquireOptions {
  * combined into a signal whose reason is the LockError to reject with.
  */
 export class Deadline {
-  private readonly controller = new AbortController();
+  // Created on first use: an unbounded, uncontended acquire never needs one.
+  private controllerInstance: AbortController | undefined;
   private readonly timer: NodeJS.Timeout | undefined;
   private readonly onAbort: (() => void) | undefined;
 
@@ -41,21 +42,36 @@ export class Deadline {
     this.controller.abort(new LockError('ABORTED', 'acquire aborted', { path: this.path, op: this.op, cause: this.options.signal?.reason }));
   }
 
+  private get controller(): AbortController {
+    return (this.controllerInstance ??= new AbortController());
+  }
+
   get signal(): AbortSignal {
     return this.controller.signal;
   }
 
+  /** False when neither a timeout nor a signal can end the wait. */
+  get bounded(): boolean {
+    return this.options.timeout !== undefined || this.options.signal !== undefined;
+  }
+
+  /** The signal to hand to client requests, or none when nothing can end the wait (one listener fewer per request). */
+  get requestSignal(): AbortSignal | undefined {
+    return this.bounded ? this.signal : undefined;
+  }
+
   get expired(): boolean {
-    return this.controller.signal.aborted;
+    return this.controllerInstance?.signal.aborted ?? false;
   }
 
   /** Throws the deadline's LockError if it has passed. */
   check(): void {
-    if (this.controller.signal.aborted) throw this.controller.signal.reason as LockError;
+    if (this.expired) throw this.controller.signal.reason as LockError;
   }
 
   /** Resolves `promise`, or rejects with the deadline's error as soon as it passes. */
   race<T>(promise: Promise<T>): Promise<T> {
+    if (!this.bounded) return promise;
     if (this.expired) {
       promise.catch(() => undefined);
       return Promise.reject(this.controller.signal.reason as LockError);

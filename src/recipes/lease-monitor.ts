@@ -19,11 +19,15 @@ export interface LeaseMonitorOptions {
  * newest acknowledged request's send time plus the negotiated timeout; we give up before that).
  */
 export class LeaseMonitor {
-  private readonly controller = new AbortController();
+  // The signal, and the error that is its reason, are made only when someone asks for the signal:
+  // most leases are released without anyone looking, and an Error per release is costly.
+  private controller: AbortController | undefined;
+  private lost: { reason: LockLostReason; message: string } | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** The node watch could not be set (connection lost): set it on the next reconnect. */
   private rewatch = false;
+  private watching = false;
   private readonly onState = (event: SessionEvent): void => this.onSessionEvent(event);
   private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
 
@@ -36,11 +40,36 @@ export class LeaseMonitor {
     client.on('state', this.onState);
     if (client.sessionId !== owner) this.lose('SESSION_EXPIRED', 'the session that created the node has ended');
     else if (client.state === 'suspended') this.armDisconnectTimer();
+  }
+
+  /**
+   * The watch on our node is set when someone first looks (signal, held): a deletion nobody can
+   * observe needs no request, and an uncontended acquire/release cycle stays at the server's
+   * ceiling. A node already gone by then is reported at once (getData answers NONODE).
+   */
+  private observe(): void {
+    if (this.watching) return;
+    this.watching = true;
     this.watchNode();
   }
 
   get signal(): AbortSignal {
+    this.observe();
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.lost) this.controller.abort(this.lostError(this.lost));
+    }
     return this.controller.signal;
+  }
+
+  /** True once the lock is, or may be, lost (or released). */
+  get isLost(): boolean {
+    this.observe();
+    return this.lost !== undefined;
+  }
+
+  private lostError(lost: { reason: LockLostReason; message: string }): LockLostError {
+    return new LockLostError(lost.reason, this.nodePath, lost.message);
   }
 
   private watchNode(): void {
@@ -102,8 +131,9 @@ export class LeaseMonitor {
   }
 
   private lose(reason: LockLostReason, message: string): void {
-    if (this.controller.signal.aborted) return;
-    this.controller.abort(new LockLostError(reason, this.nodePath, message));
+    if (this.lost) return;
+    this.lost = { reason, message };
+    this.controller?.abort(this.lostError(this.lost));
     this.detach();
   }
 

@@ -55,7 +55,7 @@ export class Lease implements AsyncDisposable {
 
   /** True until released or lost. */
   get held(): boolean {
-    return !this.released && !this.monitor.signal.aborted;
+    return !this.released && !this.monitor.isLost;
   }
 
   /**

@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
 
+const HOST = hostname();
+
 /** What zklock writes into a contender node, so inspection and the CLI can say who holds or waits. */
 export interface OwnerInfo {
   /** Free-form owner id: the caller's, or host:pid. */
@@ -13,8 +15,7 @@ export interface OwnerInfo {
 }
 
 export function ownerData(id: string | undefined): Buffer {
-  const host = hostname();
-  const info: OwnerInfo = { id: id ?? `${host}:${process.pid}`, host, pid: process.pid, since: new Date().toISOString() };
+  const info: OwnerInfo = { id: id ?? `${HOST}:${process.pid}`, host: HOST, pid: process.pid, since: new Date().toISOString() };
   return Buffer.from(JSON.stringify(info));
 }
 
