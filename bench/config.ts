@@ -1,0 +1,85 @@
+/** How much work each scenario does: `--quick` for a smoke run, the default for a measurement of a few minutes. */
+export interface BenchConfig {
+  readonly mode: 'quick' | 'full';
+  /** Operations per sequential client row (one request in flight). */
+  readonly sequentialOps: number;
+  /** Operations per pipelined client row. */
+  readonly pipelinedOps: number;
+  /** Requests in flight on one session in the pipelined rows. */
+  readonly pipelineDepth: number;
+  /** Untimed operations of every kind before the first row: a fresh JVM serves several times slower until its JIT has compiled the request path, and the first row must not pay for that. */
+  readonly serverWarmupOps: number;
+  /** Untimed operations before each timed row, so the JIT (ours, the peers', the server's) is warm. */
+  readonly warmupOps: number;
+  /**
+   * Each client row and single-session lock row is measured this many times, peers taking turns,
+   * and the median run is reported: a background burst then spoils one run, not the row.
+   */
+  readonly rounds: number;
+  /** Acquire/release cycles of the single-session lock rows. */
+  readonly lockCycles: number;
+  /** Duration of each multi-session lock row. */
+  readonly contendedMs: number;
+  /** Sessions in the contended, 8-locks and read/write rows. */
+  readonly sessions: number;
+  /** Share of read acquisitions in the read/write row. */
+  readonly readRatio: number;
+  /** The small herd (the reference) and the large one, as sessions × waiters per session. */
+  readonly herds: readonly { sessions: number; waitersPerSession: number }[];
+  /** Run the kazoo side (needs /usr/bin/python3 with python3-kazoo). */
+  readonly kazoo: boolean;
+  /** Scenario groups to run (`client`, `lock`); all when empty. */
+  readonly only: ReadonlySet<string>;
+}
+
+const QUICK = {
+  mode: 'quick',
+  sequentialOps: 2_000,
+  pipelinedOps: 20_000,
+  serverWarmupOps: 20_000,
+  warmupOps: 500,
+  rounds: 1,
+  lockCycles: 500,
+  contendedMs: 2_000,
+  herds: [
+    { sessions: 1, waitersPerSession: 10 },
+    { sessions: 10, waitersPerSession: 20 },
+  ],
+} as const;
+
+const FULL = {
+  mode: 'full',
+  sequentialOps: 5_000,
+  pipelinedOps: 50_000,
+  serverWarmupOps: 50_000,
+  warmupOps: 2_000,
+  rounds: 3,
+  lockCycles: 2_000,
+  contendedMs: 8_000,
+  herds: [
+    { sessions: 1, waitersPerSession: 10 },
+    { sessions: 50, waitersPerSession: 20 },
+  ],
+} as const;
+
+const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--only client|lock]
+  --quick      short run (about a minute), to check that everything works
+  --no-kazoo   skip the Python peer
+  --only G     run only scenario group G (client or lock); repeatable`;
+
+export function parseArgs(argv: readonly string[]): BenchConfig {
+  let quick = false;
+  let kazoo = true;
+  const only = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--quick') quick = true;
+    else if (arg === '--no-kazoo') kazoo = false;
+    else if (arg === '--only' && (argv[i + 1] === 'client' || argv[i + 1] === 'lock')) only.add(argv[++i]!);
+    else {
+      console.error(USAGE);
+      process.exit(arg === '--help' || arg === '-h' ? 0 : 2);
+    }
+  }
+  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, readRatio: 0.8, kazoo, only };
+}

@@ -1,0 +1,95 @@
+import { performance } from 'node:perf_hooks';
+import type { QueueLock, ZooKeeperClient } from './zklock.js';
+import { Mutex, ReadWriteLock } from './zklock.js';
+import type { Bench } from './context.js';
+import { measure, percentile } from './measure.js';
+import type { Measurement } from './measure.js';
+import type { LockEvent } from './peers/kazoo.js';
+import { connectZklock } from './peers/ops-client.js';
+
+export interface Contention {
+  readonly m: Measurement;
+  readonly perSession: readonly number[];
+  readonly events: readonly LockEvent[];
+}
+
+export interface ContentionSpec {
+  sessions: number;
+  /** Session i uses lock i % locks. */
+  locks: number;
+  durationMs: number;
+  /** With it, each acquisition is a read (with this chance) or a write of a ReadWriteLock. */
+  readRatio?: number;
+}
+
+/**
+ * `sessions` zklock clients in this process loop acquire → release (no hold time) for the
+ * duration, recording when each acquire resolves and each release completes on one clock.
+ */
+export async function contendZklock(bench: Bench, root: string, spec: ContentionSpec): Promise<Contention> {
+  const clients = await Promise.all(Array.from({ length: spec.sessions }, () => connectZklock(bench.connectString)));
+  try {
+    const pickers = clients.map((client, i) => lockPicker(client, `${root}/lock-${i % spec.locks}`, spec.readRatio));
+    const perSession = clients.map(() => 0);
+    const events: LockEvent[] = [];
+    const deadline = performance.now() + spec.durationMs;
+    const m = await measure(0, async () => {
+      await Promise.all(
+        pickers.map(async (pick, i) => {
+          while (performance.now() < deadline) {
+            const lease = await pick().acquire();
+            events.push([0, performance.now(), i]);
+            perSession[i]!++;
+            await lease.release();
+            events.push([1, performance.now(), i]);
+          }
+        }),
+      );
+    });
+    return { m: { ...m, ops: perSession.reduce((a, b) => a + b, 0) }, perSession, events };
+  } finally {
+    await Promise.all(clients.map((c) => c.close()));
+  }
+}
+
+function lockPicker(client: ZooKeeperClient, path: string, readRatio: number | undefined): () => QueueLock {
+  if (readRatio === undefined) {
+    const mutex = new Mutex(client, path);
+    return () => mutex;
+  }
+  const rw = new ReadWriteLock(client, path);
+  return () => (Math.random() < readRatio ? rw.readLock : rw.writeLock);
+}
+
+/**
+ * Handoff times (ms) of an exclusive lock from its event log: for each acquire, the time since
+ * the previous holder's release completed. The next holder can learn of the release (by its
+ * watch) before the releaser hears its own delete's reply; such a handoff counts as 0.
+ */
+export function handoffs(events: readonly LockEvent[]): number[] {
+  const sorted = [...events].sort((a, b) => a[1] - b[1]);
+  const times: number[] = [];
+  let releasedAt: number | undefined;
+  let first = true;
+  for (const [kind, t] of sorted) {
+    if (kind === 1) {
+      releasedAt = t;
+      continue;
+    }
+    if (!first) times.push(releasedAt === undefined ? 0 : t - releasedAt);
+    first = false;
+    releasedAt = undefined;
+  }
+  return times;
+}
+
+export interface HandoffSummary {
+  p50: number;
+  p99: number;
+  count: number;
+}
+
+export function summarizeHandoffs(events: readonly LockEvent[]): HandoffSummary {
+  const times = handoffs(events);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), count: times.length };
+}

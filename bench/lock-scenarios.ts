@@ -1,0 +1,170 @@
+import { Mutex } from './zklock.js';
+import { SMALL, measuredSamples, timeNodeOp } from './client-scenarios.js';
+import type { Bench } from './context.js';
+import { herd } from './herd.js';
+import type { Contention, ContentionSpec } from './lock-contention.js';
+import { contendZklock, summarizeHandoffs } from './lock-contention.js';
+import { measure } from './measure.js';
+import type { Measurement } from './measure.js';
+import type { KazooResult } from './peers/kazoo.js';
+import { runKazoo } from './peers/kazoo.js';
+import { nzkOps } from './peers/nzk.js';
+import type { OpsClient } from './peers/ops-client.js';
+import { connectZklock, zklockOps } from './peers/ops-client.js';
+import type { Peer, Row, Sample } from './report.js';
+import { sampleOf, speedup } from './report.js';
+
+export async function lockScenarios(bench: Bench): Promise<Row[]> {
+  const rows: Row[] = [];
+  const ceiling = await serverCeiling(bench);
+  rows.push(ceiling);
+  bench.log('  ceiling: done');
+  rows.push(await uncontended(bench, ceiling.samples.zklock!.value));
+  bench.log('  uncontended: done');
+  const { sessions, contendedMs: durationMs, readRatio } = bench.config;
+  rows.push(...(await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsKazoo: 1.5 })));
+  bench.log('  contended: done');
+  rows.push(...(await contended(bench, 'independent', `${sessions} sessions, ${sessions} locks`, { sessions, locks: sessions, durationMs }, { handoff: false })));
+  bench.log('  independent locks: done');
+  rows.push(...(await herds(bench)));
+  rows.push(...(await contended(bench, 'rw', `${sessions} sessions, ${readRatio * 100}% reads`, { sessions, locks: 1, durationMs, readRatio }, { handoff: false })));
+  bench.log('  read/write: done');
+  return rows;
+}
+
+/** (a) What one session can get out of the server: ephemeral-sequential create + delete, one pair at a time. */
+async function serverCeiling(bench: Bench): Promise<Row> {
+  const { lockCycles, warmupOps } = bench.config;
+  const [zklock, nzk] = [await zklockOps(bench.connectString), await nzkOps(bench.connectString)];
+  try {
+    const node = (client: OpsClient) => (): Promise<Measurement> => timeNodeOp(client, `${bench.root}/ceiling-${client.name}`, 'ephemeralPair', lockCycles, 1, warmupOps);
+    const samples = await measuredSamples(bench, {
+      zklock: node(zklock),
+      nzk: node(nzk),
+      kazoo: () => runKazoo(bench.connectString, { scenario: 'client', root: `${bench.root}/ceiling-kazoo`, op: 'ephemeralPair', ops: lockCycles, depth: 1, warmup: warmupOps }),
+    });
+    return { group: 'lock', scenario: 'server ceiling: 1 session, ephemeral-seq create+delete', unit: 'cycles/s', better: 'higher', samples };
+  } finally {
+    await Promise.all([zklock.close(), nzk.close()]);
+  }
+}
+
+/**
+ * (b) One session, no contention: zklock's Mutex; kazoo's Lock; and the least a correct queue
+ * lock can do with node-zookeeper-client (create and list pipelined, then delete).
+ */
+async function uncontended(bench: Bench, ceiling: number): Promise<Row> {
+  const { lockCycles, warmupOps } = bench.config;
+  const client = await connectZklock(bench.connectString);
+  const nzk = await nzkOps(bench.connectString);
+  try {
+    const mutex = new Mutex(client, `${bench.root}/mutex-zklock`);
+    const mutexCycles = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) await (await mutex.acquire()).release();
+    };
+    const rawPath = `${bench.root}/mutex-nzk`;
+    await nzk.create(rawPath, SMALL, 'PERSISTENT').catch(() => undefined);
+    const timed = (cycles: (n: number) => Promise<void>) => async (): Promise<Measurement> => {
+      await cycles(warmupOps);
+      return measure(lockCycles, () => cycles(lockCycles));
+    };
+    const samples = await measuredSamples(bench, {
+      zklock: timed(mutexCycles),
+      nzk: timed((n) => rawLockCycles(nzk, rawPath, n)),
+      kazoo: () => runKazoo(bench.connectString, { scenario: 'mutex', root: `${bench.root}/mutex-kazoo`, ops: lockCycles, warmup: warmupOps }),
+    });
+    const share = samples.zklock!.value / ceiling;
+    return {
+      group: 'lock',
+      scenario: 'uncontended: 1 session acquire+release (nzk: raw create+list+delete)',
+      unit: 'cycles/s',
+      better: 'higher',
+      samples,
+      goal: { text: `≥90% of ceiling (${(share * 100).toFixed(0)}%)`, met: share >= 0.9 },
+    };
+  } finally {
+    await Promise.all([client.close(), nzk.close()]);
+  }
+}
+
+async function rawLockCycles(client: OpsClient, path: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const [node] = await Promise.all([client.create(`${path}/lock-`, SMALL, 'EPHEMERAL_SEQUENTIAL'), client.getChildren(path)]);
+    await client.delete(node);
+  }
+}
+
+/** (c), (d), (f): many sessions in a loop for a fixed time, zklock in this process, kazoo in threads of one Python process. */
+async function contended(bench: Bench, name: string, label: string, spec: ContentionSpec, show: { handoff: boolean; goalVsKazoo?: number }): Promise<Row[]> {
+  const results: Partial<Record<Peer, Contention | KazooResult>> = {};
+  results.zklock = await contendZklock(bench, `${bench.root}/${name}-zklock`, spec);
+  if (bench.kazoo) {
+    results.kazoo = await runKazoo(bench.connectString, { scenario: 'contend', root: `${bench.root}/${name}-kazoo`, ...spec });
+  }
+  const peers = Object.keys(results) as Peer[];
+  const per = (f: (r: Contention | KazooResult) => Sample): Partial<Record<Peer, Sample>> => Object.fromEntries(peers.map((p) => [p, f(results[p]!)]));
+  const throughput: Row = { group: 'lock', scenario: `${label}: throughput`, unit: 'cycles/s', better: 'higher', samples: per((r) => sampleOf('m' in r ? r.m : r)) };
+  if (show.goalVsKazoo !== undefined) {
+    const ratio = speedup(throughput, 'kazoo');
+    throughput.goal = { text: `≥${show.goalVsKazoo}× kazoo`, met: ratio !== undefined && ratio >= show.goalVsKazoo };
+  }
+  const note = results.kazoo && 'note' in results.kazoo ? results.kazoo.note : undefined;
+  if (note) throughput.note = `${throughput.scenario}: ${note}`;
+  const rows = [throughput];
+  rows.push({
+    group: 'lock',
+    scenario: `${label}: fairness (acquisitions per session)`,
+    unit: 'min/max',
+    better: 'higher',
+    samples: per((r) => {
+      const counts = r.perSession ?? [];
+      const min = Math.min(...counts);
+      const max = Math.max(...counts);
+      return { value: min / max, text: `min ${min} / max ${max}` };
+    }),
+  });
+  if (show.handoff) {
+    const summaries = Object.fromEntries(peers.map((p) => [p, summarizeHandoffs(results[p]!.events ?? [])]));
+    for (const q of ['p50', 'p99'] as const) {
+      const samples = Object.fromEntries(peers.map((p) => [p, { value: summaries[p]![q], detail: { handoffs: summaries[p]!.count } }]));
+      rows.push({ group: 'lock', scenario: `${label}: handoff ${q}`, unit: 'ms', better: 'lower', samples });
+    }
+  }
+  return rows;
+}
+
+/** (e) Herd: watch events per release and handoff time, small queue vs large queue (zklock only). */
+async function herds(bench: Bench): Promise<Row[]> {
+  const rows: Row[] = [];
+  let referenceP50: number | undefined;
+  for (const { sessions, waitersPerSession } of bench.config.herds) {
+    const result = await herd(bench, `${bench.root}/herd-${sessions * waitersPerSession}`, sessions, waitersPerSession);
+    const label = `${result.waiters} waiters (${sessions} sessions × ${waitersPerSession})`;
+    bench.log(`  herd ${label}: done in ${(result.drainMs / 1000).toFixed(1)} s`);
+    rows.push({
+      group: 'herd',
+      scenario: `${label}: watch events per release`,
+      unit: 'events',
+      better: 'lower',
+      samples: { zklock: { value: result.wakesPerRelease, detail: { ...result } } },
+      goal: { text: 'exactly 1', met: result.wakesPerRelease === 1 },
+    });
+    const p50: Row = { group: 'herd', scenario: `${label}: handoff p50`, unit: 'ms', better: 'lower', samples: { zklock: { value: result.handoff.p50 } } };
+    if (referenceP50 === undefined) referenceP50 = result.handoff.p50;
+    else p50.goal = { text: `within 20% of ${formatMs(referenceP50)} ms`, met: result.handoff.p50 <= referenceP50 * 1.2 };
+    rows.push(p50);
+    rows.push({ group: 'herd', scenario: `${label}: handoff p99`, unit: 'ms', better: 'lower', samples: { zklock: { value: result.handoff.p99 } } });
+    rows.push({
+      group: 'herd',
+      scenario: `${label}: server watches while queued (wchs)`,
+      unit: 'watches',
+      better: 'lower',
+      samples: { zklock: { value: result.serverWatches ?? Number.NaN } },
+    });
+  }
+  return rows;
+}
+
+function formatMs(ms: number): string {
+  return ms.toPrecision(3);
+}

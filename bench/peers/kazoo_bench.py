@@ -1,0 +1,204 @@
+"""kazoo side of zklock's benchmark. Driven by bench/peers/kazoo.ts: one scenario per process.
+
+Usage: /usr/bin/python3 kazoo_bench.py '<json spec>'   (the spec's keys are read below)
+Prints one JSON object on stdout. Times are milliseconds from time.perf_counter(); cpu_s is
+time.process_time(), which covers every thread of this process (kazoo's I/O thread included).
+"""
+
+import json
+import random
+import sys
+import threading
+import time
+
+from kazoo.client import KazooClient
+from kazoo.retry import ForceRetryError
+from kazoo.recipe.lock import Lock, ReadLock, WriteLock
+from kazoo.version import __version__ as KAZOO_VERSION
+
+SESSION_TIMEOUT_S = 30.0
+SMALL = b"x" * 16
+
+
+def connect(hosts):
+    zk = KazooClient(hosts=hosts, timeout=SESSION_TIMEOUT_S)
+    zk.start(timeout=30)
+    return zk
+
+
+def now_ms():
+    return time.perf_counter() * 1000.0
+
+
+def timed(ops, body):
+    """Runs body() and reports wall and process CPU time, like measure() on the Node side."""
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    body()
+    return {"ops": ops, "wall_ms": (time.perf_counter() - t0) * 1000.0, "cpu_us": (time.process_time() - cpu0) * 1e6}
+
+
+# ---- client rows: one session, sequential or with `depth` requests in flight ----
+
+
+def client_row(zk, spec):
+    root, op, ops, depth = spec["root"], spec["op"], spec["ops"], spec["depth"]
+    zk.ensure_path(root)
+    data_path = root + "/data"
+    if not zk.exists(data_path):
+        zk.create(data_path, SMALL)
+
+    def one_sync(i):
+        if op == "getData":
+            zk.get(data_path)
+        elif op == "setData":
+            zk.set(data_path, SMALL)
+        else:  # a create+delete pair; ephemeral-sequential for the lock ceiling row
+            if op == "ephemeralPair":
+                path = zk.create(root + "/n", SMALL, ephemeral=True, sequence=True)
+            else:
+                path = zk.create("%s/c%d" % (root, i), SMALL)
+            zk.delete(path)
+
+    def one_async(i, done):
+        if op == "getData":
+            zk.get_async(data_path).rawlink(done)
+        elif op == "setData":
+            zk.set_async(data_path, SMALL).rawlink(done)
+        else:
+            # Chained in the completion callback, so the pair holds its slot until the delete's reply.
+            path = "%s/c%d" % (root, i)
+            zk.create_async(path, SMALL).rawlink(lambda _r: zk.delete_async(path).rawlink(done))
+
+    def sequential(n):
+        for i in range(n):
+            one_sync(i)
+
+    def pipelined(n):
+        # A sliding window like inFlight() on the Node side: a slot frees when its reply arrives.
+        slots = threading.Semaphore(depth)
+        finished = threading.Semaphore(0)
+
+        def done(_result):
+            slots.release()
+            finished.release()
+
+        for i in range(n):
+            slots.acquire()
+            one_async(i, done)
+        for _ in range(n):
+            finished.acquire()
+
+    run = sequential if depth <= 1 else pipelined
+    run(spec["warmup"])
+    return timed(ops, lambda: run(ops))
+
+
+# ---- lock rows ----
+
+
+def _get_predecessor_ahead_only(self, node):
+    """kazoo before 2.9 lets a reader count writers queued *after* it as predecessors, so a reader
+    and a later writer can wait for each other forever (python-zk/kazoo#649, fixed upstream by
+    #650). Debian ships 2.8.0, where the read/write row deadlocks within a second; this is
+    upstream's fix: only contenders with a lower sequence number than ours count."""
+    children = self.client.get_children(self.path)
+    if node not in children:
+        raise ForceRetryError()  # our node went with an expired session, as in the original
+    own = int(node[-10:])
+    ahead = []
+    for child in children:
+        match = self._contenders_re.search(child)
+        if match is not None and int(match.group(1)) < own:
+            ahead.append((int(match.group(1)), child))
+    return max(ahead)[1] if ahead else None
+
+
+def patch_read_write_deadlock():
+    """Applies the fix above on kazoo < 2.9; returns a note for the report, or None."""
+    major, minor = (int(part) for part in KAZOO_VERSION.split(".")[:2])
+    if (major, minor) >= (2, 9):
+        return None
+    Lock._get_predecessor = _get_predecessor_ahead_only
+    return "kazoo %s: Lock._get_predecessor patched with upstream's fix for #649 (r/w deadlock)" % KAZOO_VERSION
+
+
+def uncontended(zk, spec):
+    lock = Lock(zk, spec["root"] + "/lock")
+
+    def cycles(n):
+        for _ in range(n):
+            lock.acquire()
+            lock.release()
+
+    cycles(spec["warmup"])
+    return timed(spec["ops"], lambda: cycles(spec["ops"]))
+
+
+def contend(hosts, spec):
+    """`sessions` clients in threads loop acquire → release for `duration_ms` on `locks` lock paths
+    (session i uses lock i % locks); with read_ratio, each acquisition is a read with that chance."""
+    sessions, locks, read_ratio = spec["sessions"], spec["locks"], spec.get("read_ratio")
+    patched = patch_read_write_deadlock() if read_ratio is not None else None
+    clients = [connect(hosts) for _ in range(sessions)]
+    events = []  # [kind, t_ms, session]: kind 0 = acquire resolved, 1 = release completed
+    counts = [0] * sessions
+    barrier = threading.Barrier(sessions + 1)
+    deadline = [0.0]
+
+    def worker(i):
+        path = "%s/lock-%d" % (spec["root"], i % locks)
+        zk = clients[i]
+        if read_ratio is None:
+            pick = (lambda lock: lambda: lock)(Lock(zk, path))
+        else:
+            read, write = ReadLock(zk, path), WriteLock(zk, path)
+            pick = lambda: read if random.random() < read_ratio else write
+        barrier.wait()
+        while time.perf_counter() < deadline[0]:
+            lock = pick()
+            lock.acquire()
+            events.append([0, now_ms(), i])
+            counts[i] += 1
+            lock.release()
+            events.append([1, now_ms(), i])
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(sessions)]
+    for t in threads:
+        t.start()
+    deadline[0] = time.perf_counter() + spec["duration_ms"] / 1000.0
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    barrier.wait()
+    for t in threads:
+        t.join()
+    result = {
+        "ops": sum(counts),
+        "wall_ms": (time.perf_counter() - t0) * 1000.0,
+        "cpu_us": (time.process_time() - cpu0) * 1e6,
+        "per_session": counts,
+        "events": events,
+        "note": patched,
+    }
+    for zk in clients:
+        zk.stop()
+        zk.close()
+    return result
+
+
+def main():
+    spec = json.loads(sys.argv[1])
+    scenario = spec["scenario"]
+    if scenario == "contend":
+        result = contend(spec["hosts"], spec)
+    else:
+        zk = connect(spec["hosts"])
+        try:
+            result = uncontended(zk, spec) if scenario == "mutex" else client_row(zk, spec)
+        finally:
+            zk.stop()
+            zk.close()
+    json.dump(result, sys.stdout)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { BenchConfig } from './config.js';
+import type { Measurement } from './measure.js';
+import { cpuPerOp, perSecond } from './measure.js';
+
+export type Peer = 'zklock' | 'nzk' | 'kazoo';
+export const PEERS: readonly Peer[] = ['zklock', 'nzk', 'kazoo'];
+
+/** One measured value; `cpuUsPerOp` is the client process's CPU per operation. */
+export interface Sample {
+  value: number;
+  cpuUsPerOp?: number;
+  /** Shown instead of the formatted value (e.g. "min 12 / max 15"). */
+  text?: string;
+  detail?: Record<string, unknown>;
+}
+
+/** A throughput sample (ops/s) with the client CPU per operation. */
+export function sampleOf(m: Measurement): Sample {
+  return { value: perSecond(m), cpuUsPerOp: cpuPerOp(m), detail: { ops: m.ops, wallMs: m.wallMs, cpuUs: m.cpuUs } };
+}
+
+export interface Row {
+  group: string;
+  scenario: string;
+  unit: string;
+  /** Throughputs are better higher, latencies lower; the speed-up columns follow it. */
+  better: 'higher' | 'lower';
+  samples: Partial<Record<Peer, Sample>>;
+  goal?: { text: string; met: boolean };
+  /** Printed under the table, e.g. how a peer had to be patched to run this row. */
+  note?: string;
+}
+
+export interface Report {
+  startedAt: string;
+  config: Omit<BenchConfig, 'only'> & { only: string[] };
+  environment: Record<string, unknown>;
+  notes: string[];
+  rows: Row[];
+}
+
+/** zklock's advantage over `peer` on this row: > 1 means zklock is better, whichever way the unit runs. */
+export function speedup(row: Row, peer: Peer): number | undefined {
+  const ours = row.samples.zklock?.value;
+  const theirs = row.samples[peer]?.value;
+  if (ours === undefined || theirs === undefined || !(ours > 0) || !(theirs > 0)) return undefined;
+  return row.better === 'higher' ? ours / theirs : theirs / ours;
+}
+
+function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US');
+  return value.toPrecision(3);
+}
+
+function formatSample(sample: Sample | undefined, unit: string): string {
+  if (!sample) return '—';
+  const value = sample.text ?? `${formatNumber(sample.value)} ${unit}`;
+  return sample.cpuUsPerOp === undefined ? value : `${value} (${formatNumber(sample.cpuUsPerOp)} µs cpu)`;
+}
+
+export function renderTable(rows: readonly Row[]): string {
+  const header = ['scenario', 'zklock', 'node-zookeeper-client', 'kazoo', '×nzk', '×kazoo', 'goal'];
+  const body = rows.map((row) => [
+    `${row.group}: ${row.scenario}`,
+    ...PEERS.map((peer) => formatSample(row.samples[peer], row.unit)),
+    ...(['nzk', 'kazoo'] as const).map((peer) => {
+      const ratio = speedup(row, peer);
+      return ratio === undefined ? '' : `${ratio.toFixed(2)}×`;
+    }),
+    row.goal ? `${row.goal.met ? 'met' : 'MISSED'}: ${row.goal.text}` : '',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((cells) => cells[i]!.length)));
+  const line = (cells: readonly string[]): string => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ').trimEnd();
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
+}
+
+/** Writes `bench/results/<timestamp>.json` and `bench/results/latest.json`; returns the first path. */
+export async function writeReport(report: Report): Promise<string> {
+  const dir = fileURLToPath(new URL('./results/', import.meta.url));
+  await mkdir(dir, { recursive: true });
+  const json = `${JSON.stringify(report, null, 2)}\n`;
+  const file = `${dir}${report.startedAt.replaceAll(':', '-')}.json`;
+  await writeFile(file, json);
+  await writeFile(`${dir}latest.json`, json);
+  return file;
+}
