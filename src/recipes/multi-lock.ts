@@ -54,10 +54,16 @@ export class MultiLock {
 
   async acquire(options: AcquireOptions = {}): Promise<MultiLease> {
     const deadline = new Deadline(options, this.locks[0]!.lockPath, 'acquire');
-    const taken: Lease[] = [];
+    let taken: Lease[] = [];
     try {
-      for (const lock of this.locks) taken.push(await lock.acquire({ signal: deadline.signal }));
-      return new MultiLease(taken);
+      for (;;) {
+        for (const lock of this.locks) taken.push(await lock.acquire({ signal: deadline.signal }));
+        // A lock taken early can be lost while we wait for a later one (the session expired and a
+        // later wait re-queued on the new session): never hand out a lease that is already lost.
+        if (taken.every((lease) => lease.held)) return new MultiLease(taken);
+        await releaseInReverse(taken);
+        taken = [];
+      }
     } catch (error) {
       await releaseInReverse(taken);
       // The deadline's own error (LOCK_TIMEOUT or ABORTED) rather than the inner lock's echo of it.
