@@ -1,0 +1,168 @@
+import type { FaultRecord, OperationRecord } from './history.js';
+import { LOCKS } from './history.js';
+
+export interface Overlap {
+  lock: string;
+  a: string;
+  b: string;
+  fromMs: number;
+  toMs: number;
+  /** 'signal': one side's lease signal had aborted by the time the overlap began; 'paused': one side's process was SIGSTOPped during its operation; undefined: unexcused. */
+  excuse?: 'signal' | 'paused';
+  /** For an unexcused overlap: when each side's signal fired, if it did, relative to the overlap's start. */
+  note?: string;
+}
+
+export interface Recovery {
+  kind: string;
+  target: string;
+  /** Seconds from the start of the run. */
+  atS: number;
+  faultMs: number;
+  /** From the heal to the next accepted operation of anyone (of the target worker for worker faults). */
+  resumeMs: number | null;
+  /** The longest time without any accepted operation between the fault's start and that resumption. */
+  stallMs: number | null;
+}
+
+export interface CheckResult {
+  operations: number;
+  accepted: number;
+  rejectedByFence: number;
+  /** (1) accepted operations overlapping on a fenced lock, or tokens not increasing in acceptance order. */
+  fencingViolations: string[];
+  /** (2, 3) holds that broke exclusion (mutex, multi, write vs anyone) or the semaphore bound. */
+  overlaps: Overlap[];
+  unexcusedOverlaps: number;
+  /** (3) the most concurrent semaphore operations, all and not counting excused ones. */
+  semaphoreMax: { all: number; unexcused: number; bound: number };
+  lostSignals: Record<string, number>;
+  /** (4) contender nodes still there once every worker had closed. */
+  leakedNodes: string[];
+  /** (5) recovery after each fault. */
+  recoveries: Recovery[];
+  worstRecoveryMs: number | null;
+  worstStallMs: number | null;
+  sessionTimeoutMs: number;
+  ok: boolean;
+}
+
+export interface CheckInput {
+  operations: readonly OperationRecord[];
+  faults: readonly FaultRecord[];
+  leakedNodes: string[];
+  sessionTimeoutMs: number;
+  runStart: number;
+  runEnd: number;
+}
+
+type Interval = OperationRecord & { end: number };
+
+export function check(input: CheckInput): CheckResult {
+  const ops: Interval[] = input.operations.map((op) => ({ ...op, end: op.end ?? input.runEnd }));
+  const pausedDuring = (op: Interval): boolean =>
+    input.faults.some((f) => f.kind === 'pause-worker' && f.target === op.process && f.start < op.end && f.end > op.start);
+  /** Why `op` may legitimately still run at `at`: its signal had told it, or it was stopped and could not know. */
+  const excuseOf = (op: Interval, at: number): Overlap['excuse'] => {
+    if (op.lostAt !== undefined && op.lostAt <= at) return 'signal';
+    return pausedDuring(op) ? 'paused' : undefined;
+  };
+  const overlaps: Overlap[] = [];
+  const fencingViolations: string[] = [];
+  for (const lock of [...LOCKS.mutexes, LOCKS.readWrite]) {
+    const onLock = ops.filter((op) => op.locks.some((l) => l.lock === lock)).sort((x, y) => x.start - y.start);
+    overlaps.push(...exclusionBreaks(lock, onLock, excuseOf));
+    fencingViolations.push(...fencingBreaks(lock, onLock));
+  }
+  const semaphoreOps = ops.filter((op) => op.kind === 'semaphore');
+  const all = maxConcurrent(semaphoreOps);
+  // A semaphore holder counts unless its lease was lost (by the end of its operation) or its process paused.
+  const unexcused = maxConcurrent(semaphoreOps.filter((op) => excuseOf(op, op.end) === undefined));
+  const lostSignals: Record<string, number> = {};
+  for (const op of ops) if (op.lost !== undefined) lostSignals[op.lost] = (lostSignals[op.lost] ?? 0) + 1;
+  const recoveries = input.faults.map((fault) => recovery(fault, ops, input.runStart));
+  const unexcusedOverlaps = overlaps.filter((o) => o.excuse === undefined).length;
+  const semaphoreBroken = unexcused > LOCKS.semaphoreSize;
+  return {
+    operations: ops.length,
+    accepted: ops.filter((op) => op.accepted).length,
+    rejectedByFence: ops.filter((op) => op.rejected !== undefined).length,
+    fencingViolations,
+    overlaps,
+    unexcusedOverlaps,
+    semaphoreMax: { all, unexcused, bound: LOCKS.semaphoreSize },
+    lostSignals,
+    leakedNodes: input.leakedNodes,
+    recoveries,
+    worstRecoveryMs: worst(recoveries.map((r) => r.resumeMs)),
+    worstStallMs: worst(recoveries.map((r) => r.stallMs)),
+    sessionTimeoutMs: input.sessionTimeoutMs,
+    ok: fencingViolations.length === 0 && unexcusedOverlaps === 0 && !semaphoreBroken && input.leakedNodes.length === 0 && ops.length > 0,
+  };
+}
+
+/** Pairs of operations on `lock` that held it together when at least one needed it alone. */
+function exclusionBreaks(lock: string, sorted: readonly Interval[], excuseOf: (op: Interval, at: number) => Overlap['excuse']): Overlap[] {
+  const found: Overlap[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const a = sorted[i] as Interval;
+    for (let j = i + 1; j < sorted.length && (sorted[j] as Interval).start < a.end; j++) {
+      const b = sorted[j] as Interval;
+      if (a.kind === 'read' && b.kind === 'read') continue;
+      const overlap: Overlap = { lock, a: a.id, b: b.id, fromMs: b.start, toMs: Math.min(a.end, b.end) };
+      const excuse = excuseOf(a, overlap.fromMs) ?? excuseOf(b, overlap.fromMs);
+      if (excuse) overlap.excuse = excuse;
+      else overlap.note = [a, b].map((op) => `${op.id} ${op.lost === undefined ? 'not signalled' : `${op.lost} at +${Math.round((op.lostAt ?? 0) - overlap.fromMs)} ms`}`).join('; ');
+      found.push(overlap);
+    }
+  }
+  return found;
+}
+
+/** Check (1): accepted operations on a fenced lock never overlap, and their tokens strictly increase. */
+function fencingBreaks(lock: string, sorted: readonly Interval[]): string[] {
+  const accepted = sorted.filter((op) => op.accepted && op.locks.some((l) => l.lock === lock && l.fenced));
+  const problems: string[] = [];
+  for (let i = 1; i < accepted.length; i++) {
+    const previous = accepted[i - 1] as Interval;
+    const current = accepted[i] as Interval;
+    const tokenOf = (op: Interval): bigint => BigInt(op.locks.find((l) => l.lock === lock)?.token ?? '0');
+    if (current.start < previous.end) problems.push(`${lock}: accepted ${current.id} began while accepted ${previous.id} was running`);
+    if (tokenOf(current) <= tokenOf(previous)) problems.push(`${lock}: token ${tokenOf(current)} of ${current.id} after ${tokenOf(previous)} of ${previous.id}`);
+  }
+  return problems;
+}
+
+function worst(times: readonly (number | null)[]): number | null {
+  const known = times.filter((t): t is number => t !== null);
+  return known.length > 0 ? Math.max(...known) : null;
+}
+
+function maxConcurrent(ops: readonly Interval[]): number {
+  // Ends sort before starts at the same instant: back-to-back holds do not count as concurrent.
+  const events = ops.flatMap((op) => [{ t: op.start, d: 1 }, { t: op.end, d: -1 }]).sort((x, y) => x.t - y.t || x.d - y.d);
+  let current = 0;
+  let max = 0;
+  for (const event of events) max = Math.max(max, (current += event.d));
+  return max;
+}
+
+function recovery(fault: FaultRecord, ops: readonly Interval[], runStart: number): Recovery {
+  const workerFault = ['pause-worker', 'cut-worker', 'blackhole-worker', 'expire-session'].includes(fault.kind);
+  const relevant = ops.filter((op) => op.accepted && (!workerFault || op.process === fault.target)).map((op) => op.start);
+  const resumedAt = relevant.filter((t) => t >= fault.end).sort((x, y) => x - y)[0];
+  let stallMs: number | null = null;
+  if (resumedAt !== undefined) {
+    const starts = ops.filter((op) => op.accepted).map((op) => op.start);
+    const inside = [fault.start, ...starts.filter((t) => t > fault.start && t < resumedAt), resumedAt].sort((x, y) => x - y);
+    stallMs = Math.max(...inside.slice(1).map((t, i) => t - (inside[i] as number)));
+  }
+  return {
+    kind: fault.kind,
+    target: fault.target,
+    atS: (fault.start - runStart) / 1000,
+    faultMs: Math.round(fault.end - fault.start),
+    resumeMs: resumedAt === undefined ? null : Math.round(resumedAt - fault.end),
+    stallMs: stallMs === null ? null : Math.round(stallMs),
+  };
+}

@@ -1,0 +1,54 @@
+/** The records the runner keeps and the checker reads: shared by every chaos module. */
+
+/** What kind of hold an operation ran under; it decides how the resource fences it. */
+export type HoldKind = 'mutex' | 'multi' | 'read' | 'write' | 'semaphore';
+
+/** One lock an operation held, with the fencing token of that lock's lease. */
+export interface HeldLock {
+  lock: string;
+  token: string;
+  /** Fenced locks (exclusive holds) must carry a token no lower than the highest accepted. */
+  fenced: boolean;
+}
+
+/** One operation on the fenced resource, as the resource recorded it (times on the runner's clock). */
+export interface OperationRecord {
+  id: string;
+  worker: string;
+  process: string;
+  kind: HoldKind;
+  locks: HeldLock[];
+  start: number;
+  end?: number;
+  /** Accepted at begin and at end: its effects stand. */
+  accepted: boolean;
+  rejected?: string;
+  /** The LockLostError reason, when the lease's signal aborted before the worker ended the operation. */
+  lost?: string;
+  lostAt?: number;
+}
+
+export type FaultKind = 'kill-member' | 'kill-leader' | 'restart-ensemble' | 'pause-worker' | 'cut-worker' | 'blackhole-worker' | 'expire-session';
+
+export interface FaultRecord {
+  kind: FaultKind;
+  target: string;
+  start: number;
+  /** When the fault was healed (member back, process resumed, traffic flowing again). */
+  end: number;
+  /** Set when injecting or healing failed. */
+  error?: string;
+}
+
+/** Semaphore and lock layout of a run: the runner, the workers and the checker all read it. */
+export const LOCKS = {
+  mutexes: ['/chaos/mutex-a', '/chaos/mutex-b'],
+  readWrite: '/chaos/rw',
+  semaphore: '/chaos/sem',
+  semaphoreSize: 2,
+} as const;
+
+/** Milliseconds since the epoch with sub-millisecond precision, comparable across local processes. */
+export function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
+}

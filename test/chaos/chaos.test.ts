@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import type { RunSummary } from '../../chaos/report.js';
+
+const RUNNER = fileURLToPath(new URL('../../chaos/run.ts', import.meta.url));
+// ~5 s of ensemble start, 50 s of chaos, ~10 s to settle and check: the whole test stays under 90 s.
+const DURATION_S = 50;
+const KILL_AFTER_MS = 85_000;
+
+describe('chaos run (short, fixed seed)', () => {
+  it('finds no fencing violation, no unexcused overlap and no leaked node', { timeout: 90_000 }, async () => {
+    const out = mkdtempSync(join(tmpdir(), 'zklock-chaos-'));
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, '--duration', String(DURATION_S), '--seed', '7', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      // The runner kills its workers on SIGINT; the harness's watchdog then removes its servers.
+      const timer = setTimeout(() => child.kill('SIGINT'), KILL_AFTER_MS);
+      const [code] = (await once(child, 'exit')) as [number | null];
+      clearTimeout(timer);
+      assert.equal(code, 0, output);
+      const summary = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')) as RunSummary;
+      assert.deepEqual(summary.check.fencingViolations, [], output);
+      assert.equal(summary.check.unexcusedOverlaps, 0, output);
+      assert.deepEqual(summary.check.leakedNodes, [], output);
+      assert.ok(summary.check.semaphoreMax.unexcused <= summary.check.semaphoreMax.bound, output);
+      assert.ok(summary.check.accepted > 100, `only ${summary.check.accepted} accepted operations\n${output}`);
+      assert.ok(Object.keys(summary.faultsByKind).length >= 3, `too few kinds of fault: ${JSON.stringify(summary.faultsByKind)}`);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
