@@ -217,11 +217,22 @@ async function waitUntilGone(o: QueueOptions, blocker: Contender, owner: bigint)
 /** multiRead frames stay far below the frame limit at this many reads (owner data is small). */
 const MULTIREAD_BATCH = 500;
 
+/** Past this many candidates one listing is cheaper for the server than reading each of them. */
+const LIST_INSTEAD_OF_READ = 16;
+
 /** The blockers that still exist (and, for a reader, still block it), nearest first, in one round trip. */
 async function stillBlocking(o: QueueOptions, candidates: Contender[], owner: bigint): Promise<Contender[]> {
   while (candidates.length > 0) {
     if (o.client.sessionId !== owner) throw new SessionLost();
     try {
+      if (candidates.length > LIST_INSTEAD_OF_READ) {
+        const { children } = await o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal });
+        const present = new Set(children);
+        candidates = candidates.filter((c) => present.has(c.name));
+        // Readers still need the data of the writers left, for the downgrade marker; they are few.
+        if (o.kind === 'exclusive' || candidates.length > LIST_INSTEAD_OF_READ) return candidates;
+        continue;
+      }
       const batches: Promise<MultiReadResult[]>[] = [];
       for (let i = 0; i < candidates.length; i += MULTIREAD_BATCH) {
         const reads = candidates.slice(i, i + MULTIREAD_BATCH).map((c) => ({ type: 'getData' as const, path: joinPath(o.lockPath, c.name) }));
