@@ -41,9 +41,10 @@ export class NotAcquired extends Error {}
  * Joins the queue under `lockPath` and resolves when our node holds the lock.
  *
  * One round trip when uncontended: the listing is pipelined behind the create (one session's
- * requests run in order, so it already contains our node). Waiting costs no further listing:
- * nodes ahead of us can only go away, so we watch the nearest blocker, and when it goes the next
- * one down the first listing (NONODE: skip it) until none is left.
+ * requests run in order, so it already contains our node). Nodes ahead of us can only go away,
+ * so that first listing bounds all our waiting: we watch the nearest blocker, and when it goes we
+ * check the rest of the listing in one round trip and watch the nearest one still there, until
+ * none is left.
  *
  * On timeout or abort our node is deleted before the rejection; when the session expires while
  * waiting we queue again at the back with the new session while the deadline allows.
