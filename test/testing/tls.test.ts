@@ -6,7 +6,7 @@ import type { ConnectionOptions, TLSSocket } from 'node:tls';
 import { after, describe, it } from 'node:test';
 import { ZooKeeperEnsemble, ZooKeeperServer } from '../../src/testing/index.js';
 import { assertNoJvmLeftBehind } from './helpers/processes.js';
-import { RawZooKeeperSession, ZOK } from './helpers/raw-zookeeper-session.js';
+import { ZooKeeperClient } from '../../src/index.js';
 
 function tlsConnect(options: ConnectionOptions): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
@@ -39,20 +39,21 @@ describe('ZooKeeperServer with tls: true', { timeout: 60_000 }, () => {
   it('completes a verified TLS handshake and a ZooKeeper session on the secure port', async () => {
     const socket = await tlsConnect({ host: '127.0.0.1', port: server.securePort, ca: server.tlsCertificatePem });
     assert.equal(socket.authorized, true);
-    const session = await RawZooKeeperSession.handshake(socket);
+    socket.destroy();
+    const client = await ZooKeeperClient.connect(server.secureConnectString!, { tls: { ca: server.tlsCertificatePem } });
     try {
-      assert.ok(session.negotiatedTimeoutMs > 0);
-      assert.notEqual(session.sessionId, 0n);
-      assert.equal(await session.create('/over-tls', 'secret'), ZOK);
+      assert.ok(client.sessionTimeout > 0);
+      assert.notEqual(client.sessionId, 0n);
+      await client.create('/over-tls', 'secret');
     } finally {
-      session.close();
+      await client.close();
     }
     // Same server behind both ports: the plain port sees the znode written over TLS.
-    const plain = await RawZooKeeperSession.connect(server.port);
+    const plain = await ZooKeeperClient.connect(server.connectString);
     try {
-      assert.deepEqual(await plain.getData('/over-tls'), { err: ZOK, data: 'secret' });
+      assert.equal((await plain.getData('/over-tls')).data.toString(), 'secret');
     } finally {
-      plain.close();
+      await plain.close();
     }
   });
 
@@ -91,10 +92,9 @@ describe('ZooKeeperEnsemble with tls: true', { timeout: 60_000 }, () => {
     const addresses = ensemble.secureConnectString?.split(',') ?? [];
     assert.equal(addresses.length, 3);
     for (const member of ensemble.members) {
-      const socket = await tlsConnect({ host: '127.0.0.1', port: member.securePort, ca: ensemble.tlsCertificatePem });
-      const session = await RawZooKeeperSession.handshake(socket);
-      assert.notEqual(session.sessionId, 0n);
-      session.close();
+      const client = await ZooKeeperClient.connect(member.secureConnectString!, { tls: { ca: ensemble.tlsCertificatePem } });
+      assert.notEqual(client.sessionId, 0n);
+      await client.close();
     }
   });
 });

@@ -5,7 +5,7 @@ import { after, describe, it } from 'node:test';
 import { isHarnessError, isProcessAlive, ZooKeeperEnsemble } from '../../src/testing/index.js';
 import type { EnsembleMember } from '../../src/testing/index.js';
 import { assertNoJvmLeftBehind } from './helpers/processes.js';
-import { RawZooKeeperSession, ZOK } from './helpers/raw-zookeeper-session.js';
+import { ZooKeeperClient } from '../../src/index.js';
 
 async function modes(members: readonly EnsembleMember[]): Promise<string[]> {
   return Promise.all(members.map(async (member) => (await member.status())?.mode ?? 'not serving'));
@@ -54,22 +54,23 @@ describe('ZooKeeperEnsemble of 3', { timeout: 90_000 }, () => {
 
     const survivor = ensemble.members.find((m) => m !== oldLeader && m !== newLeader);
     assert.ok(survivor !== undefined);
-    const session = await RawZooKeeperSession.connect(survivor.port);
+    const client = await ZooKeeperClient.connect(survivor.connectString);
     try {
-      assert.notEqual(session.sessionId, 0n);
-      assert.equal(await session.create('/after-failover', 'written'), ZOK);
+      assert.notEqual(client.sessionId, 0n);
+      await client.create('/after-failover', 'written');
     } finally {
-      session.close();
+      await client.close();
     }
 
     await oldLeader.restart();
     assert.equal(oldLeader.state, 'running');
     assert.equal((await oldLeader.status())?.mode, 'follower', 'the old leader rejoins as a follower');
-    const rejoined = await RawZooKeeperSession.connect(oldLeader.port);
+    const rejoined = await ZooKeeperClient.connect(oldLeader.connectString);
     try {
-      assert.deepEqual(await rejoined.getData('/after-failover'), { err: ZOK, data: 'written' });
+      await rejoined.sync('/');
+      assert.equal((await rejoined.getData('/after-failover')).data.toString(), 'written');
     } finally {
-      rejoined.close();
+      await rejoined.close();
     }
     await ensemble.waitForQuorum();
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { findHarnessProcesses, isHarnessError, isProcessAlive, ZooKeeperServer } from '../../src/testing/index.js';
 import { assertNoJvmLeftBehind } from './helpers/processes.js';
-import { PERSISTENT_WITH_TTL, RawZooKeeperSession, ZNOAUTH, ZOK } from './helpers/raw-zookeeper-session.js';
+import { CREATOR_ALL_ACL, ZooKeeperClient } from '../../src/index.js';
 
 const TEST_TIMEOUT_MS = 60_000;
 
@@ -34,30 +34,30 @@ describe('ZooKeeperServer', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('grants session timeouts within the defaults (min 2 × tickTime, max 60 s)', async () => {
-    const short = await RawZooKeeperSession.connect(server.port, 10);
-    const long = await RawZooKeeperSession.connect(server.port, 600_000);
+    const short = await ZooKeeperClient.connect(server.connectString, { sessionTimeout: 10 });
+    const long = await ZooKeeperClient.connect(server.connectString, { sessionTimeout: 600_000 });
     try {
-      assert.equal(short.negotiatedTimeoutMs, 1_000);
-      assert.equal(long.negotiatedTimeoutMs, 60_000);
+      assert.equal(short.sessionTimeout, 1_000);
+      assert.equal(long.sessionTimeout, 60_000);
     } finally {
-      short.close();
-      long.close();
+      await short.close();
+      await long.close();
     }
   });
 
   it('has TTL nodes disabled unless extendedTypes is set', async () => {
-    const session = await RawZooKeeperSession.connect(server.port);
+    const client = await ZooKeeperClient.connect(server.connectString);
     try {
-      assert.notEqual(await session.create('/ttl', '', { flags: PERSISTENT_WITH_TTL, ttl: 60_000n }), ZOK);
+      await assert.rejects(client.create('/ttl', '', { mode: 'PERSISTENT_WITH_TTL', ttl: 60_000 }), { code: 'UNIMPLEMENTED' });
     } finally {
-      session.close();
+      await client.close();
     }
   });
 
   it('restarts on the same port with the same data', async () => {
-    const session = await RawZooKeeperSession.connect(server.port);
-    assert.equal(await session.create('/survives-restart', 'hello'), ZOK);
-    session.close();
+    const before = await ZooKeeperClient.connect(server.connectString);
+    await before.create('/survives-restart', 'hello');
+    await before.close();
     const { port } = server;
     const zxidBefore = (await server.status())?.zxid ?? -1n;
     const pidBefore = server.pid;
@@ -67,11 +67,11 @@ describe('ZooKeeperServer', { timeout: TEST_TIMEOUT_MS }, () => {
     assert.equal(server.port, port);
     assert.notEqual(server.pid, pidBefore);
     assert.ok(((await server.status())?.zxid ?? -1n) >= zxidBefore, 'zxid does not go backwards');
-    const after = await RawZooKeeperSession.connect(server.port);
+    const afterRestart = await ZooKeeperClient.connect(server.connectString);
     try {
-      assert.deepEqual(await after.getData('/survives-restart'), { err: ZOK, data: 'hello' });
+      assert.equal((await afterRestart.getData('/survives-restart')).data.toString(), 'hello');
     } finally {
-      after.close();
+      await afterRestart.close();
     }
   });
 
@@ -145,34 +145,33 @@ describe('ZooKeeperServer options', { timeout: TEST_TIMEOUT_MS }, () => {
     assert.match(conf, /tickTime=200\b/);
     assert.match(conf, /maxSessionTimeout=5000\b/);
     assert.match(conf, /maxClientCnxns=17\b/, 'config entries override the harness defaults');
-    const session = await RawZooKeeperSession.connect(server.port, 10);
-    assert.equal(session.negotiatedTimeoutMs, 400);
-    session.close();
+    const client = await ZooKeeperClient.connect(server.connectString, { sessionTimeout: 10 });
+    assert.equal(client.sessionTimeout, 400);
+    await client.close();
   });
 
   it('extendedTypes enables TTL nodes', async () => {
-    const session = await RawZooKeeperSession.connect(server.port);
+    const client = await ZooKeeperClient.connect(server.connectString);
     try {
-      assert.equal(await session.create('/ttl', '', { flags: PERSISTENT_WITH_TTL, ttl: 60_000n }), ZOK);
+      await client.create('/ttl', '', { mode: 'PERSISTENT_WITH_TTL', ttl: 60_000 });
+      assert.ok(await client.exists('/ttl'));
     } finally {
-      session.close();
+      await client.close();
     }
   });
 
   it('superDigest makes a super user that bypasses ACLs', async () => {
-    const owner = await RawZooKeeperSession.connect(server.port);
-    const stranger = await RawZooKeeperSession.connect(server.port);
-    const superUser = await RawZooKeeperSession.connect(server.port);
+    const owner = await ZooKeeperClient.connect(server.connectString);
+    const stranger = await ZooKeeperClient.connect(server.connectString);
+    const superUser = await ZooKeeperClient.connect(server.connectString);
     try {
-      assert.equal(await owner.addAuth('digest', 'owner:pw'), ZOK);
-      assert.equal(await owner.create('/private', 'secret', { acl: [{ perms: 31, scheme: 'auth', id: '' }] }), ZOK);
-      assert.deepEqual(await stranger.getData('/private'), { err: ZNOAUTH });
-      assert.equal(await superUser.addAuth('digest', `${SUPER.user}:${SUPER.password}`), ZOK);
-      assert.deepEqual(await superUser.getData('/private'), { err: ZOK, data: 'secret' });
+      await owner.addAuth('digest', 'owner:pw');
+      await owner.create('/private', 'secret', { acl: CREATOR_ALL_ACL });
+      await assert.rejects(stranger.getData('/private'), { code: 'NOAUTH' });
+      await superUser.addAuth('digest', `${SUPER.user}:${SUPER.password}`);
+      assert.equal((await superUser.getData('/private')).data.toString(), 'secret');
     } finally {
-      owner.close();
-      stranger.close();
-      superUser.close();
+      await Promise.all([owner.close(), stranger.close(), superUser.close()]);
     }
   });
 });
