@@ -102,6 +102,7 @@ export class ZooKeeperClient extends EventEmitter {
   private readonly chrootMap: Chroot;
   private readonly watches: WatchManager;
   private readonly renewExpiredSession: boolean;
+  private readonly requestTimeout: number;
 
   constructor(connectString: string, options: ClientOptions = {}) {
     super();
@@ -110,11 +111,12 @@ export class ZooKeeperClient extends EventEmitter {
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
     this.renewExpiredSession = options.renewExpiredSession ?? true;
+    this.requestTimeout = positive(options.requestTimeout ?? 20000, 'requestTimeout');
     const sessionTimeout = positive(options.sessionTimeout ?? 15000, 'sessionTimeout');
     this.session = new Session({
       hosts,
       sessionTimeout,
-      requestTimeout: positive(options.requestTimeout ?? 20000, 'requestTimeout'),
+      requestTimeout: this.requestTimeout,
       renewExpiredSession: this.renewExpiredSession,
       readOnly: options.readOnly ?? false,
       tls: options.tls === true ? {} : options.tls || undefined,
@@ -137,7 +139,7 @@ export class ZooKeeperClient extends EventEmitter {
   static async connect(connectString: string, options: ClientOptions & CallOptions = {}): Promise<ZooKeeperClient> {
     const client = new ZooKeeperClient(connectString, options);
     try {
-      await client.waitForConnected({ signal: options.signal, timeout: options.timeout ?? options.requestTimeout ?? 20000 });
+      await client.waitForConnected({ signal: options.signal, timeout: options.timeout });
       return client;
     } catch (error) {
       await client.close();
@@ -194,7 +196,7 @@ export class ZooKeeperClient extends EventEmitter {
     return this.session.lastAckedSentAt + this.session.negotiatedTimeout;
   }
 
-  /** Resolves once connected (at once if already); rejects on close, terminal expiry, abort or timeout. */
+  /** Resolves once connected (at once if already); rejects on close, terminal expiry, abort or timeout (default: the request timeout). */
   waitForConnected(options: CallOptions = {}): Promise<void> {
     if (this.session.isConnected) return Promise.resolve();
     return new Promise((resolve, reject) => {
@@ -211,7 +213,7 @@ export class ZooKeeperClient extends EventEmitter {
         else if (event === 'expired' && !this.renewExpiredSession) finish(reason);
       };
       const onAbort = (): void => finish(new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: options.signal?.reason }));
-      const timeout = options.timeout ?? 20000;
+      const timeout = options.timeout ?? this.requestTimeout;
       const timer = setTimeout(() => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`)), timeout);
       if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener('abort', onAbort, { once: true });

@@ -86,7 +86,8 @@ export class WatchManager {
     }
     for (const watcher of new Set(fire)) watcher(event);
     for (const watch of this.persistent.get(path) ?? []) watch.deliver(event);
-    if (raw.type !== EventType.NodeChildrenChanged) {
+    // Walking up the path costs a slice per level: only when a recursive watch exists at all.
+    if (this.recursive.size > 0 && raw.type !== EventType.NodeChildrenChanged) {
       for (let p = path; ; p = parentOf(p)) {
         for (const watch of this.recursive.get(p) ?? []) watch.deliver(event);
         if (p === '/') break;
