@@ -4,7 +4,7 @@ import type { WatchEvent } from '../../src/index.js';
 import { ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
 import type { EnsembleMember } from '../../src/testing/index.js';
 import { FaultProxy, ZooKeeperEnsemble } from '../../src/testing/index.js';
-import { deferred, nextEvent } from '../support/wait.js';
+import { deferred, nextEvent, retryOnConnectionLoss } from '../support/wait.js';
 
 describe('client against a 3-member ensemble', () => {
   let ensemble: ZooKeeperEnsemble;
@@ -34,8 +34,8 @@ describe('client against a 3-member ensemble', () => {
       const suspended = nextEvent(client, 'suspended');
       await ensemble.members[index]!.kill();
       await suspended;
-      await admin.sync('/');
-      await admin.setData('/e-watched', 'changed while the client was away');
+      // Killing the leader makes the survivors drop their clients while they elect a new one.
+      await retryOnConnectionLoss(admin, () => admin.setData('/e-watched', 'changed while the client was away'));
       const reconnected = nextEvent(client, 'reconnected');
       for (const proxy of proxies) proxy.refuseNew(false);
       await reconnected;

@@ -30,3 +30,22 @@ export function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => voi
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
 }
+
+/**
+ * Runs an idempotent client call again after a CONNECTIONLOSS (a member dropping its clients
+ * during an election), waiting for the reconnect in between; bounded by `attempts`.
+ */
+export async function retryOnConnectionLoss<T>(
+  client: { waitForConnected(options: { timeout: number }): Promise<void> },
+  call: () => Promise<T>,
+  attempts = 5,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (attempt >= attempts || (error as { code?: string }).code !== 'CONNECTIONLOSS') throw error;
+      await client.waitForConnected({ timeout: 20_000 });
+    }
+  }
+}
