@@ -262,14 +262,21 @@ export class Session extends EventEmitter {
       socket.destroy();
       return false;
     }
+    const requestedSession = this.sessionId;
     return new Promise<boolean>((resolve) => {
       let established = false;
+      let closingStale = false;
       const connection = new Connection(
         socket,
         {
           onFrame: (body) => {
             if (established) this.onFrame(body);
-            else established = this.onHandshake(connection, body);
+            else if (closingStale) connection.close(new ZooKeeperError('CONNECTIONLOSS', 'stale session closed', { zkCode: -4 }));
+            else {
+              const outcome = this.onHandshake(connection, body, requestedSession);
+              established = outcome === 'ready';
+              closingStale = outcome === 'closingStale';
+            }
           },
           onIdle: () => this.sendPing(connection),
           onClose: (reason) => {
@@ -295,12 +302,23 @@ export class Session extends EventEmitter {
   }
 
   /** Handles the ConnectResponse; true when the session is now usable on this connection. */
-  private onHandshake(connection: Connection, body: Buffer): boolean {
+  private onHandshake(connection: Connection, body: Buffer, requestedSession: bigint): 'ready' | 'closingStale' | 'failed' {
     const response = readConnectResponse(new Reader(body));
+    if (requestedSession !== this.sessionId) {
+      // We gave that session up (expired locally) while this handshake was on its way: taking it
+      // back as a "new" session would revive its ephemeral nodes, which the recipes consider
+      // gone. Close it on the server so they go at once, and start over with a fresh session.
+      if (response.timeout > 0 && response.sessionId === requestedSession) {
+        this.closeStaleSession(connection);
+        return 'closingStale';
+      }
+      connection.close(new ZooKeeperError('CONNECTIONLOSS', 'handshake for a session given up meanwhile', { zkCode: -4 }));
+      return 'failed';
+    }
     if (response.timeout <= 0) {
       this.expire(new ZooKeeperError('SESSIONEXPIRED', `server ${connection.label} reports the session expired`, { zkCode: -112 }));
       connection.close(new ZooKeeperError('CONNECTIONLOSS', 'session expired', { zkCode: -4 }));
-      return false;
+      return 'failed';
     }
     const resumed = this.sessionId !== 0n && response.sessionId === this.sessionId;
     this.sessionId = response.sessionId;
@@ -319,7 +337,15 @@ export class Session extends EventEmitter {
       if (!packet.settled) this.send(connection, packet);
     }
     this.setState('connected', resumed ? 'reconnected' : 'connected');
-    return true;
+    return 'ready';
+  }
+
+  /** Ends a session we no longer use: closeSession, then drop the connection once it is answered (or at the deadline). */
+  private closeStaleSession(connection: Connection): void {
+    const w = new Writer(16);
+    writeRequestHeader(w, 1, OpCode.closeSession);
+    connection.setDeadline(this.connectTimeout(), 'closing a stale session');
+    connection.send(w.frame());
   }
 
   private sendSetWatches(connection: Connection): void {
