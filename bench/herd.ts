@@ -32,7 +32,7 @@ export async function herd(bench: Bench, path: string, sessions: number, waiters
   try {
     const first = await new Mutex(holder, path).acquire();
     let wakes = 0;
-    const events: LockEvent[] = [];
+    const events: LockEvent[] = [[0, performance.now(), -1]];
     const done = Array.from({ length: waiters }, async (_, w) => {
       const mutex = new Mutex(clients[w % sessions]!, path, { onWake: () => wakes++ });
       const lease = await mutex.acquire();

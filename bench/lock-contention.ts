@@ -62,23 +62,30 @@ function lockPicker(client: ZooKeeperClient, path: string, readRatio: number | u
 }
 
 /**
- * Handoff times (ms) of an exclusive lock from its event log: for each acquire, the time since
- * the previous holder's release completed. The next holder can learn of the release (by its
- * watch) before the releaser hears its own delete's reply; such a handoff counts as 0.
+ * Handoff times (ms) of an exclusive lock from its event log: for each acquisition, the time
+ * since the previous holder's release completed. Holders follow each other in the order their
+ * acquires resolved, and a release belongs to the latest acquisition of the same worker. The next
+ * holder can learn of the release (by its watch) before the releaser hears its own delete's
+ * reply; such a handoff counts as 0.
  */
 export function handoffs(events: readonly LockEvent[]): number[] {
   const sorted = [...events].sort((a, b) => a[1] - b[1]);
-  const times: number[] = [];
-  let releasedAt: number | undefined;
-  let first = true;
-  for (const [kind, t] of sorted) {
-    if (kind === 1) {
-      releasedAt = t;
-      continue;
+  const holds: { acquiredAt: number; releasedAt?: number }[] = [];
+  const current = new Map<number, { acquiredAt: number; releasedAt?: number }>();
+  for (const [kind, t, who] of sorted) {
+    if (kind === 0) {
+      const hold = { acquiredAt: t };
+      holds.push(hold);
+      current.set(who, hold);
+    } else {
+      const hold = current.get(who);
+      if (hold) hold.releasedAt = t;
     }
-    if (!first) times.push(releasedAt === undefined ? 0 : t - releasedAt);
-    first = false;
-    releasedAt = undefined;
+  }
+  const times: number[] = [];
+  for (let i = 1; i < holds.length; i++) {
+    const releasedAt = holds[i - 1]!.releasedAt;
+    if (releasedAt !== undefined) times.push(Math.max(0, holds[i]!.acquiredAt - releasedAt));
   }
   return times;
 }
