@@ -1,12 +1,14 @@
 import type { MultiReadResult, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
-import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
+import { blockers, contenderPrefix, parseContender, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
 import { deleteGuaranteed, waitForSessionOrEnd } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
 import { isDowngraded } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
+import type { ReleasedContender } from './sequence-proof.js';
+import { provenSole } from './sequence-proof.js';
 
 export interface QueueOptions {
   client: ZooKeeperClient;
@@ -23,6 +25,8 @@ export interface QueueOptions {
   onWake?: () => void;
   /** False for tryAcquire: give up (deleting our node) instead of waiting when anyone is ahead. */
   wait?: boolean;
+  /** Our last exclusive hold of this lock, deleted before this attempt began: lets the sequence alone prove an uncontended acquire. */
+  previous?: ReleasedContender;
 }
 
 export interface QueuedNode {
@@ -52,7 +56,7 @@ export class NotAcquired extends Error {}
 export async function acquireInQueue(o: QueueOptions): Promise<QueuedNode> {
   for (;;) {
     o.deadline.check();
-    const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline);
+    const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, o.previous);
     try {
       await waitForTurn(o, node);
       return node;
@@ -68,14 +72,18 @@ export async function acquireInQueue(o: QueueOptions): Promise<QueuedNode> {
 }
 
 export interface Created extends QueuedNode {
-  /** The parent's children, listed right after the create in the same session. */
-  children: string[];
+  /** The parent's children, listed right after the create in the same session; null when the sequence proved ours the only contender. */
+  children: string[] | null;
 }
 
 /**
  * Creates an EPHEMERAL_SEQUENTIAL node named `<prefix><seq>` under `parent` in protected mode and
  * lists the parent in the same round trip. A missing parent is created as a container; a lost
  * create reply is resolved by adoption, never by a blind second create.
+ *
+ * With `previous` (our last exclusive hold, its deletion confirmed), the create goes alone and
+ * the listing is skipped when the new sequence proves nobody else queued (see provenSole);
+ * otherwise the listing follows, one round trip later.
  */
 export async function createProtected(
   client: ZooKeeperClient,
@@ -83,6 +91,7 @@ export async function createProtected(
   name: () => { prefix: string; protectionId: string },
   data: Buffer,
   deadline: Deadline,
+  previous?: ReleasedContender,
 ): Promise<Created> {
   for (;;) {
     deadline.check();
@@ -90,14 +99,18 @@ export async function createProtected(
     const session = client.sessionId;
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
     const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.requestSignal });
-    const list = client.getChildren(parent, { signal: deadline.requestSignal });
+    const list = previous ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
     try {
       const created = await create;
-      const { children } = await list;
       const name = created.path.slice(created.path.lastIndexOf('/') + 1);
+      const seq = parseContender(name)?.seq;
+      if (previous && seq !== undefined && provenSole(previous, { seq, czxid: created.stat.czxid })) {
+        return { path: created.path, name, stat: created.stat, children: null };
+      }
+      const { children } = await (list ?? client.getChildren(parent, { signal: deadline.requestSignal }));
       return { path: created.path, name, stat: created.stat, children };
     } catch (error) {
-      list.catch(() => undefined);
+      list?.catch(() => undefined);
       if (!(error instanceof ZooKeeperError)) throw error;
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
@@ -187,6 +200,7 @@ async function adoptAfterConnectionLoss(
 }
 
 async function waitForTurn(o: QueueOptions, node: Created): Promise<void> {
+  if (node.children === null) return;
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });

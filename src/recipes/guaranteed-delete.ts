@@ -6,27 +6,31 @@ import { ZooKeeperError } from '../client/index.js';
  * It also ends when the session is gone (the server deletes the node with it) or the client
  * closes (which ends the session). Never bound to a caller's signal: a leaked contender would
  * block the lock for the rest of the session.
+ *
+ * Resolves true when the server answered that the node is gone, false when the session ended
+ * first (the node goes with it, but we cannot say when).
  */
-export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, czxid?: bigint): Promise<void> {
+export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, czxid?: bigint): Promise<boolean> {
   for (;;) {
-    if (client.sessionId !== owner || client.state === 'closed') return;
+    if (client.sessionId !== owner || client.state === 'closed') return false;
     try {
       if (czxid === undefined) {
         await client.delete(path);
-        return;
+        return true;
       }
       // A node of a well-known name: delete it only if it is still the one we created.
       const stat = await client.exists(path);
       if (stat?.czxid === czxid) await client.delete(path, { version: stat.version });
-      return;
+      return true;
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
       switch (error.code) {
         case 'NONODE':
         case 'BADVERSION':
+          return true;
         case 'SESSIONEXPIRED':
         case 'CLOSED':
-          return;
+          return false;
         case 'CONNECTIONLOSS':
         case 'TIMEOUT':
           await waitForSessionOrEnd(client);

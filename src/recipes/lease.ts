@@ -2,13 +2,15 @@ import type { Op, OpResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
+import { LeaseMonitor } from './lease-monitor.js';
+import { LockError } from './lock-error.js';
 
 export interface LeaseOptions extends LeaseMonitorOptions {
   /** Release deletes the node only if it is still the one we created (for node names others may reuse). */
   verifyBeforeDelete?: boolean;
+  /** Called once a release has the server's word that our node is gone. */
+  onDeleted?: () => void;
 }
-import { LeaseMonitor } from './lease-monitor.js';
-import { LockError } from './lock-error.js';
 
 /**
  * A held lock: it owns one node until released. Works with `await using`.
@@ -86,7 +88,9 @@ export class Lease implements AsyncDisposable {
     if (this.client.state === 'closed') {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }
-    await deleteGuaranteed(this.client, this.node, this.stat.ephemeralOwner, this.options.verifyBeforeDelete ? this.stat.czxid : undefined);
+    if (await deleteGuaranteed(this.client, this.node, this.stat.ephemeralOwner, this.options.verifyBeforeDelete ? this.stat.czxid : undefined)) {
+      this.options.onDeleted?.();
+    }
   }
 
   /** Gives our node to another lease (a downgrade): this one is released without deleting it. */

@@ -1,6 +1,8 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { validatePath } from '../client/index.js';
 import type { ContenderKind, Layout } from './contender-name.js';
+import { parseContender } from './contender-name.js';
+import type { QueuedNode } from './contender-queue.js';
 import { NotAcquired, acquireInQueue } from './contender-queue.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
@@ -9,6 +11,8 @@ import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { LockError } from './lock-error.js';
 import { ownerData } from './owner-data.js';
 import { heldBy, runHolding } from './reentrancy.js';
+import type { ReleasedContender } from './sequence-proof.js';
+import { provenSole } from './sequence-proof.js';
 
 export interface LockOptions extends LeaseMonitorOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
@@ -29,6 +33,11 @@ export type AcquireAttempt = AcquireOptions;
  * contender. Mutex and the read/write lock's two sides are this with a name and a kind.
  */
 export class QueueLock {
+  /** Our last exclusive hold whose deletion the server confirmed. */
+  private released: ReleasedContender | undefined;
+  /** Whether nobody else queued between our last two holds: only then is skipping the listing likely to pay. */
+  private uncontended = true;
+
   constructor(
     protected readonly client: ZooKeeperClient,
     readonly lockPath: string,
@@ -57,6 +66,7 @@ export class QueueLock {
 
   private async join(attempt: AcquireAttempt, wait: boolean): Promise<Lease> {
     const deadline = new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire');
+    const previous = this.released;
     try {
       const node = await acquireInQueue({
         client: this.client,
@@ -69,11 +79,19 @@ export class QueueLock {
         failOnExpiry: this.options.failOnSessionExpiry ?? false,
         onWake: this.options.onWake,
         wait,
+        previous: this.uncontended ? previous : undefined,
       });
-      return new Lease(this.client, this.lockPath, node.path, node.stat, this.options);
+      return this.lease(node, previous);
     } finally {
       deadline.dispose();
     }
+  }
+
+  private lease(node: QueuedNode, previous: ReleasedContender | undefined): Lease {
+    if (this.kind !== 'exclusive') return new Lease(this.client, this.lockPath, node.path, node.stat, this.options);
+    const held = { seq: parseContender(node.name)!.seq, czxid: node.stat.czxid };
+    if (previous) this.uncontended = provenSole(previous, held);
+    return new Lease(this.client, this.lockPath, node.path, node.stat, { ...this.options, onDeleted: () => (this.released = held) });
   }
 
   /** Runs `fn` holding the lock, then releases it (even when `fn` throws). */

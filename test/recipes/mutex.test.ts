@@ -45,6 +45,62 @@ describe('fair mutex', () => {
     await zk.assertNoNodes('/m/persistent/containers/lock');
   });
 
+  it('re-acquires an uncontended lock with the create alone: the sequence proves nobody queued since our release', async () => {
+    const client = await zk.client();
+    const listed: string[] = [];
+    const getChildren = client.getChildren.bind(client);
+    client.getChildren = (path, options) => {
+      listed.push(path);
+      return getChildren(path, options);
+    };
+    const mutex = new Mutex(client, '/m/solo');
+    const tokens: bigint[] = [];
+    const listings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const lease = await mutex.acquire({ timeout: 5000 });
+      tokens.push(lease.fencingToken);
+      listings.push(listed.length);
+      await lease.release();
+    }
+    assert.ok(listings[0]! > 0, 'the first acquisition lists the queue');
+    assert.deepEqual(listings.slice(1), [1, 2, 3, 4].map(() => listings[0]), 'the next ones do not');
+    assert.deepEqual([...tokens].sort((x, y) => (x < y ? -1 : 1)), tokens, 'fencing tokens still grow');
+    await zk.assertNoNodes('/m/solo');
+  });
+
+  it('a re-acquire waits when another contender queued since our release', async () => {
+    const [a, b] = [await zk.client(), await zk.client()];
+    const mine = new Mutex(a, '/m/interleaved');
+    await (await mine.acquire()).release();
+    const theirs = await new Mutex(b, '/m/interleaved').acquire();
+    await assert.rejects(mine.acquire({ timeout: 300 }), isLockError('LOCK_TIMEOUT'));
+    const next = mine.acquire({ timeout: 5000 });
+    await sleep(100);
+    assert.ok(theirs.held);
+    await theirs.release();
+    await (await next).release();
+    await zk.assertNoNodes('/m/interleaved');
+  });
+
+  it('a re-acquire waits when the lock path was re-created and refilled up to our next sequence meanwhile', async () => {
+    const [a, b] = [await zk.client(), await zk.client()];
+    const mine = new Mutex(a, '/m/reborn/lock');
+    const first = await mine.acquire();
+    assert.match(first.node, /-lock-0000000000$/);
+    await first.release();
+    // What the container reaper does to an empty lock path, and another service queueing there first.
+    await zk.admin.delete('/m/reborn/lock');
+    await zk.admin.create('/m/reborn/lock', Buffer.alloc(0), { mode: 'CONTAINER' });
+    const theirs = await new Mutex(b, '/m/reborn/lock').acquire();
+    assert.match(theirs.node, /-lock-0000000000$/);
+    // Our next node is -0000000001, the sequence after our last one: only the zxids tell the parents apart.
+    await assert.rejects(mine.acquire({ timeout: 300 }), isLockError('LOCK_TIMEOUT'));
+    assert.deepEqual(await zk.children('/m/reborn/lock'), [theirs.node.slice('/m/reborn/lock/'.length)]);
+    await theirs.release();
+    await (await mine.acquire({ timeout: 5000 })).release();
+    await zk.assertNoNodes('/m/reborn/lock');
+  });
+
   it('tryAcquire returns null while the lock is held and leaves no node', async () => {
     const [a, b] = [await zk.client(), await zk.client()];
     const held = await new Mutex(a, '/m/try').acquire();
