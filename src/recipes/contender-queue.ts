@@ -5,10 +5,11 @@ import { blockers, contenderPrefix, parseContender, sortContenders } from './con
 import type { Deadline } from './deadline.js';
 import { deleteGuaranteed, waitForSessionOrEnd } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
-import { isDowngraded } from './owner-data.js';
+import { isDowngraded, writtenByZklock } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
+import { holdsNoUserData, recordsRelease } from './release-marker.js';
 
 export interface QueueOptions {
   client: ZooKeeperClient;
@@ -35,6 +36,11 @@ export interface QueuedNode {
   stat: Stat;
 }
 
+export interface HeldNode extends QueuedNode {
+  /** Release with a record naming our node in the lock path's data (see release-marker.ts). */
+  recordRelease: boolean;
+}
+
 /** The session our node belonged to has ended: the node is gone with it. */
 class SessionLost extends Error {}
 
@@ -53,13 +59,13 @@ export class NotAcquired extends Error {}
  * On timeout or abort our node is deleted before the rejection; when the session expires while
  * waiting we queue again at the back with the new session while the deadline allows.
  */
-export async function acquireInQueue(o: QueueOptions): Promise<QueuedNode> {
+export async function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
   for (;;) {
     o.deadline.check();
     const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, o.previous);
     try {
-      await waitForTurn(o, node);
-      return node;
+      const recordRelease = await waitForTurn(o, node);
+      return { path: node.path, name: node.name, stat: node.stat, recordRelease };
     } catch (error) {
       if (error instanceof SessionLost) {
         if (o.failOnExpiry) throw new LockError('SESSION_EXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' });
@@ -199,66 +205,89 @@ async function adoptAfterConnectionLoss(
   }
 }
 
-async function waitForTurn(o: QueueOptions, node: Created): Promise<void> {
-  if (node.children === null) return;
+/** Resolves when our node holds the lock: true when our release should leave a release record. */
+async function waitForTurn(o: QueueOptions, node: Created): Promise<boolean> {
+  if (node.children === null) return false;
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
   const owner = node.stat.ephemeralOwner;
   let ahead = blockers(queue, self);
   if (ahead.length > 0 && o.wait === false) throw new NotAcquired();
+  let mayRecord = false;
   while (ahead.length > 0) {
-    await waitUntilGone(o, ahead[0]!, owner);
+    const gone = ahead[0]!;
+    const data = await waitUntilGone(o, gone, owner);
     // Usually the nearest blocker went because it held the lock and released it, so everyone
     // before it is gone too: check all the rest in one round trip rather than one by one.
-    ahead = await stillBlocking(o, ahead.slice(1), owner);
+    // Only a zklock holder of the exclusive lock leaves a release record.
+    const mayHaveRecorded = gone.kind === 'exclusive' && (data === undefined || writtenByZklock(data));
+    const check = await stillBlocking(o, gone.name, mayHaveRecorded, ahead.slice(1), owner);
+    ahead = check.blocking;
+    mayRecord = check.mayRecord ?? mayRecord;
   }
   // A getData queued across an expiry runs on the new session: our node may be gone although every blocker went.
   if (o.client.sessionId !== node.stat.ephemeralOwner) throw new SessionLost();
+  // Someone is likely queued behind us, since we had to wait: tell them how we went.
+  return mayRecord && o.kind === 'exclusive';
 }
 
 type Outcome = 'gone' | 'again' | 'expired';
 
-async function waitUntilGone(o: QueueOptions, blocker: Contender, owner: bigint): Promise<void> {
+/** Resolves when `blocker` is gone, with its data as last read (none when it was gone before we looked). */
+async function waitUntilGone(o: QueueOptions, blocker: Contender, owner: bigint): Promise<Buffer | undefined> {
   const path = joinPath(o.lockPath, blocker.name);
+  const seen: { data?: Buffer } = {};
   for (;;) {
     if (o.client.sessionId !== owner) throw new SessionLost();
-    const outcome = await watchOnce(o, path, owner);
-    if (outcome === 'gone') return;
+    const outcome = await watchOnce(o, path, owner, seen);
+    if (outcome === 'gone') return seen.data;
     if (outcome === 'expired') throw new SessionLost();
   }
 }
 
-/** multiRead frames stay far below the frame limit at this many reads (owner data is small). */
-const MULTIREAD_BATCH = 500;
-
 /** Past this many candidates one listing is cheaper for the server than reading each of them. */
 const LIST_INSTEAD_OF_READ = 16;
 
-/** The blockers that still exist (and, for a reader, still block it), nearest first, in one round trip. */
-async function stillBlocking(o: QueueOptions, candidates: Contender[], owner: bigint): Promise<Contender[]> {
+interface Check {
+  /** The candidates that still block us, nearest first. */
+  blocking: Contender[];
+  /** The lock path's data was read and may take a release record (see release-marker.ts). */
+  mayRecord?: boolean;
+}
+
+/**
+ * After the nearest blocker `gone` went: the blockers that still exist (and, for a reader, still
+ * block it), nearest first. A release record naming `gone` in the lock path's data answers at
+ * once (looked for when `gone` may have left one); otherwise one multiRead of the rest, or one
+ * listing when many are left.
+ */
+async function stillBlocking(o: QueueOptions, gone: string, mayHaveRecorded: boolean, candidates: Contender[], owner: bigint): Promise<Check> {
+  let readRecord = mayHaveRecorded && candidates.length > 0;
+  let mayRecord: boolean | undefined;
   while (candidates.length > 0) {
     if (o.client.sessionId !== owner) throw new SessionLost();
     try {
-      if (candidates.length > LIST_INSTEAD_OF_READ) {
-        const { children } = await o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal });
-        const present = new Set(children);
-        candidates = candidates.filter((c) => present.has(c.name));
-        // Readers still need the data of the writers left, for the downgrade marker; they are few.
-        if (o.kind === 'exclusive' || candidates.length > LIST_INSTEAD_OF_READ) return candidates;
-        continue;
+      const direct = candidates.length <= LIST_INSTEAD_OF_READ;
+      const paths = [...(readRecord ? [o.lockPath] : []), ...(direct ? candidates.map((c) => joinPath(o.lockPath, c.name)) : [])];
+      const results = await o.client.multiRead(
+        paths.map((path) => ({ type: 'getData' as const, path })),
+        { signal: o.deadline.requestSignal },
+      );
+      if (readRecord) {
+        readRecord = false;
+        const lockPath = results.shift();
+        if (lockPath && !(lockPath instanceof ZooKeeperError) && lockPath.op === 'getData') {
+          mayRecord = holdsNoUserData(lockPath.data);
+          if (recordsRelease(lockPath.data, gone)) return { blocking: [], mayRecord };
+        }
       }
-      const batches: Promise<MultiReadResult[]>[] = [];
-      for (let i = 0; i < candidates.length; i += MULTIREAD_BATCH) {
-        const reads = candidates.slice(i, i + MULTIREAD_BATCH).map((c) => ({ type: 'getData' as const, path: joinPath(o.lockPath, c.name) }));
-        batches.push(o.client.multiRead(reads, { signal: o.deadline.requestSignal }));
-      }
-      const results = (await Promise.all(batches)).flat();
-      return candidates.filter((_, i) => {
-        const read = results[i];
-        if (read instanceof ZooKeeperError) return read.code !== 'NONODE';
-        return !(o.kind === 'shared' && read?.op === 'getData' && isDowngraded(read.data));
-      });
+      if (direct) return { blocking: candidates.filter((_, i) => stillBlocks(o, results[i])), mayRecord };
+      const { children } = await o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal });
+      const present = new Set(children);
+      candidates = candidates.filter((c) => present.has(c.name));
+      // Readers still need the data of the writers left, for the downgrade marker; they are few.
+      if (o.kind === 'exclusive' || candidates.length > LIST_INSTEAD_OF_READ) return { blocking: candidates, mayRecord };
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
       if (error.code === 'SESSIONEXPIRED') throw new SessionLost();
@@ -266,11 +295,17 @@ async function stillBlocking(o: QueueOptions, candidates: Contender[], owner: bi
       await awaitSession(o.client, owner, o.deadline);
     }
   }
-  return candidates;
+  return { blocking: candidates, mayRecord };
 }
 
-/** Sets a data watch on `path` (getData, not exists: a vanished node must not leave a creation watch behind) and waits for it. */
-function watchOnce(o: QueueOptions, path: string, owner: bigint): Promise<Outcome> {
+function stillBlocks(o: QueueOptions, read: MultiReadResult | undefined): boolean {
+  if (read instanceof ZooKeeperError) return read.code !== 'NONODE';
+  // A downgraded writer holds a read lock: it no longer blocks readers.
+  return !(o.kind === 'shared' && read?.op === 'getData' && isDowngraded(read.data));
+}
+
+/** Sets a data watch on `path` (getData, not exists: a vanished node must not leave a creation watch behind) and waits for it; the data read goes into `seen`. */
+function watchOnce(o: QueueOptions, path: string, owner: bigint, seen: { data?: Buffer }): Promise<Outcome> {
   const { client, deadline } = o;
   return new Promise<Outcome>((resolve, reject) => {
     let settled = false;
@@ -297,6 +332,7 @@ function watchOnce(o: QueueOptions, path: string, owner: bigint): Promise<Outcom
     deadline.signal.addEventListener('abort', onAbort, { once: true });
     client.getData(path, { watch: watcher }).then(
       ({ data }) => {
+        seen.data = data;
         // A downgraded writer holds a read lock: it no longer blocks readers.
         if (o.kind === 'shared' && isDowngraded(data)) {
           finish(() => resolve('gone'));

@@ -1,8 +1,15 @@
 import type { ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
+import { MultiError, ZooKeeperError } from '../client/index.js';
+
+export interface DeleteOptions {
+  /** Delete only if the node is still the one created at this zxid (for names others may reuse). */
+  czxid?: bigint;
+  /** Written in the delete's transaction (see release-marker.ts); `refused` hears when the server would not write it. */
+  record?: { path: string; data: Buffer; refused?: () => void };
+}
 
 /**
- * Deletes an ephemeral node of session `owner` (with `czxid`: only if it is still that node), retrying across reconnects until it is gone.
+ * Deletes an ephemeral node of session `owner`, retrying across reconnects until it is gone.
  * It also ends when the session is gone (the server deletes the node with it) or the client
  * closes (which ends the session). Never bound to a caller's signal: a leaked contender would
  * block the lock for the rest of the session.
@@ -10,10 +17,19 @@ import { ZooKeeperError } from '../client/index.js';
  * Resolves true when the server answered that the node is gone, false when the session ended
  * first (the node goes with it, but we cannot say when).
  */
-export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, czxid?: bigint): Promise<boolean> {
+export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, options: DeleteOptions = {}): Promise<boolean> {
+  let { record } = options;
+  const { czxid } = options;
   for (;;) {
     if (client.sessionId !== owner || client.state === 'closed') return false;
     try {
+      if (record) {
+        await client.multi([
+          { op: 'setData', path: record.path, data: record.data },
+          { op: 'delete', path },
+        ]);
+        return true;
+      }
       if (czxid === undefined) {
         await client.delete(path);
         return true;
@@ -24,6 +40,12 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
       return true;
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
+      if (record && error instanceof MultiError && error.failedIndex === 0) {
+        // The record was refused (no write permission on the lock path, say): the delete must not be.
+        record.refused?.();
+        record = undefined;
+        continue;
+      }
       switch (error.code) {
         case 'NONODE':
         case 'BADVERSION':

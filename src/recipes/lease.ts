@@ -10,6 +10,10 @@ export interface LeaseOptions extends LeaseMonitorOptions {
   verifyBeforeDelete?: boolean;
   /** Called once a release has the server's word that our node is gone. */
   onDeleted?: () => void;
+  /** Release also writes this into the lock path's data, in the same transaction (see release-marker.ts). */
+  releaseRecord?: Buffer;
+  /** Called when the server refused the release record (the node was deleted all the same). */
+  onRecordRefused?: () => void;
 }
 
 /**
@@ -88,7 +92,12 @@ export class Lease implements AsyncDisposable {
     if (this.client.state === 'closed') {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }
-    if (await deleteGuaranteed(this.client, this.node, this.stat.ephemeralOwner, this.options.verifyBeforeDelete ? this.stat.czxid : undefined)) {
+    const { verifyBeforeDelete, releaseRecord, onRecordRefused } = this.options;
+    const deleted = await deleteGuaranteed(this.client, this.node, this.stat.ephemeralOwner, {
+      czxid: verifyBeforeDelete ? this.stat.czxid : undefined,
+      record: releaseRecord && { path: this.lockPath, data: releaseRecord, refused: onRecordRefused },
+    });
+    if (deleted) {
       this.options.onDeleted?.();
     }
   }

@@ -2,7 +2,7 @@ import type { ZooKeeperClient } from '../client/index.js';
 import { validatePath } from '../client/index.js';
 import type { ContenderKind, Layout } from './contender-name.js';
 import { parseContender } from './contender-name.js';
-import type { QueuedNode } from './contender-queue.js';
+import type { HeldNode } from './contender-queue.js';
 import { NotAcquired, acquireInQueue } from './contender-queue.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
@@ -13,6 +13,7 @@ import { ownerData } from './owner-data.js';
 import { heldBy, runHolding } from './reentrancy.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
+import { releaseRecord } from './release-marker.js';
 
 export interface LockOptions extends LeaseMonitorOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
@@ -37,6 +38,8 @@ export class QueueLock {
   private released: ReleasedContender | undefined;
   /** Whether nobody else queued between our last two holds: only then is skipping the listing likely to pay. */
   private uncontended = true;
+  /** The server refused a release record on this lock path (no write permission): stop asking. */
+  private recordRefused = false;
 
   constructor(
     protected readonly client: ZooKeeperClient,
@@ -87,11 +90,16 @@ export class QueueLock {
     }
   }
 
-  private lease(node: QueuedNode, previous: ReleasedContender | undefined): Lease {
+  private lease(node: HeldNode, previous: ReleasedContender | undefined): Lease {
     if (this.kind !== 'exclusive') return new Lease(this.client, this.lockPath, node.path, node.stat, this.options);
     const held = { seq: parseContender(node.name)!.seq, czxid: node.stat.czxid };
     if (previous) this.uncontended = provenSole(previous, held);
-    return new Lease(this.client, this.lockPath, node.path, node.stat, { ...this.options, onDeleted: () => (this.released = held) });
+    return new Lease(this.client, this.lockPath, node.path, node.stat, {
+      ...this.options,
+      onDeleted: () => (this.released = held),
+      releaseRecord: node.recordRelease && !this.recordRefused ? releaseRecord(node.name) : undefined,
+      onRecordRefused: () => (this.recordRefused = true),
+    });
   }
 
   /** Runs `fn` holding the lock, then releases it (even when `fn` throws). */

@@ -31,6 +31,11 @@ export function parseOwner(data: Buffer): OwnerInfo | { id: string } {
   return { id: text };
 }
 
+/** Whether a contender's data is zklock's owner record (not kazoo's identifier, not Curator's IP). */
+export function writtenByZklock(data: Buffer): boolean {
+  return 'pid' in parseOwner(data);
+}
+
 /** Marks owner data as a downgraded writer's (see ReadWriteLock.downgrade). */
 export function downgradedData(data: Buffer): Buffer {
   const owner = parseOwner(data);

@@ -118,3 +118,14 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
     clearTimeout(timer);
   }
 }
+
+/** Records the path of every listing the client sends from now on. */
+export function countListings(client: ZooKeeperClient): string[] {
+  const listed: string[] = [];
+  const getChildren = client.getChildren.bind(client);
+  client.getChildren = (path, options) => {
+    listed.push(path);
+    return getChildren(path, options);
+  };
+  return listed;
+}

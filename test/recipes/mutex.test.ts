@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Lease } from '../../src/index.js';
 import { LockError, LockLostError, Mutex, NonReentrantMutex, ZooKeeperError, inspectLock } from '../../src/index.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture, sleep, within } from './fixtures.js';
+import { RecipeFixture, countListings, sleep, within } from './fixtures.js';
 
 /**
  * A Stat does not tell a container from a persistent node (the server reports ephemeralOwner 0
@@ -47,12 +47,7 @@ describe('fair mutex', () => {
 
   it('re-acquires an uncontended lock with the create alone: the sequence proves nobody queued since our release', async () => {
     const client = await zk.client();
-    const listed: string[] = [];
-    const getChildren = client.getChildren.bind(client);
-    client.getChildren = (path, options) => {
-      listed.push(path);
-      return getChildren(path, options);
-    };
+    const listed = countListings(client);
     const mutex = new Mutex(client, '/m/solo');
     const tokens: bigint[] = [];
     const listings: number[] = [];

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Lease, ZooKeeperClient } from '../../src/index.js';
+import { Mutex, Perms } from '../../src/index.js';
+import { eventually } from '../support/wait.js';
+import { RecipeFixture, countListings, seqOf, within } from './fixtures.js';
+
+/**
+ * `waiters` contenders (each its own Mutex, all on `waiterClient`) queue behind a holder on
+ * another client, then the lock is handed down the queue. Checks that only one holds at a time
+ * and that they hold in queue order; returns the node names in the order they held.
+ */
+async function drainQueue(zk: RecipeFixture, lockPath: string, waiterClient: ZooKeeperClient, waiters: number): Promise<string[]> {
+  const first = await new Mutex(await zk.client(), lockPath).acquire();
+  let holding = 0;
+  const order: string[] = [];
+  const done = Array.from({ length: waiters }, async () => {
+    const lease: Lease = await new Mutex(waiterClient, lockPath).acquire({ timeout: 30_000 });
+    holding++;
+    assert.equal(holding, 1, 'never two holders');
+    order.push(lease.node);
+    holding--;
+    await lease.release();
+  });
+  await eventually(async () => (await zk.children(lockPath)).length === waiters + 1, 10_000, 'everyone queued');
+  const queued = (await zk.children(lockPath)).filter((name) => `${lockPath}/${name}` !== first.node);
+  await first.release();
+  await within(Promise.all(done), 30_000, 'the queue drained');
+  assert.deepEqual(
+    order.map(seqOf),
+    queued.map((name) => seqOf(name)).sort((a, b) => a - b),
+    'held in queue order',
+  );
+  await zk.assertNoNodes(lockPath);
+  return order.map((path) => path.slice(lockPath.length + 1));
+}
+
+describe('release records on the lock path', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('hand a long queue down without listing it again: each holder names its node in the lock path as it goes', async () => {
+    const lockPath = '/rr/long';
+    const client = await zk.client();
+    const listed = countListings(client);
+    // Past 16 nodes left ahead, a waiter without a record would list the queue when woken.
+    const order = await drainQueue(zk, lockPath, client, 24);
+    assert.equal(listed.length, 24, 'one listing per waiter, pipelined with its create; none when woken');
+    const { data } = await zk.admin.getData(lockPath);
+    assert.equal(data.toString(), `zklock:released:${order.at(-1)}`, 'the last holder recorded its release');
+  });
+
+  it('never overwrite data that someone keeps on the lock path', async () => {
+    const lockPath = '/rr/userdata';
+    await zk.admin.ensurePath('/rr');
+    await zk.admin.create(lockPath, 'config v1');
+    const client = await zk.client();
+    await drainQueue(zk, lockPath, client, 20);
+    assert.equal((await zk.admin.getData(lockPath)).data.toString(), 'config v1');
+  });
+
+  it('on a lock path the contenders may not write, releases delete their nodes without a record', async () => {
+    const lockPath = '/rr/readonly';
+    await zk.admin.ensurePath('/rr');
+    await zk.admin.create(lockPath, '', { acl: [{ perms: Perms.READ | Perms.CREATE | Perms.DELETE, id: { scheme: 'world', id: 'anyone' } }] });
+    const client = await zk.client();
+    await drainQueue(zk, lockPath, client, 20);
+    const { data } = await zk.admin.getData(lockPath);
+    assert.equal(data.length, 0, 'nothing was written');
+  });
+});
