@@ -3,31 +3,36 @@ import { ZooKeeperError } from '../protocol/index.js';
 /**
  * Checks a path the way the server would (PathUtils.validatePath) so a bad path fails here,
  * before anything is sent. A sequential create may end in '/' (the server appends the number).
+ * One pass without allocations: it runs for every request.
  */
 export function validatePath(path: unknown, op: string, sequential = false): string {
-  const fail = (why: string): never => {
-    throw new ZooKeeperError('INVALID_PATH', `invalid path ${JSON.stringify(path)}: ${why}`, {
-      op,
-      path: typeof path === 'string' ? path : undefined,
-    });
-  };
-  if (typeof path !== 'string') return fail('not a string');
-  if (path.length === 0) return fail('empty');
-  if (path[0] !== '/') return fail('must start with /');
+  if (typeof path !== 'string') return invalidPath(path, op, 'not a string');
+  if (path.length === 0) return invalidPath(path, op, 'empty');
+  if (path.charCodeAt(0) !== SLASH) return invalidPath(path, op, 'must start with /');
   if (path.length === 1) return path;
-  if (path.endsWith('/') && !sequential) return fail('must not end with /');
-  const segments = path.slice(1, sequential && path.endsWith('/') ? -1 : undefined).split('/');
-  for (const segment of segments) {
-    if (segment === '') fail('empty segment (//)');
-    if (segment === '.' || segment === '..') fail(`relative segment "${segment}"`);
-  }
-  for (let i = 0; i < path.length; i++) {
-    const c = path.charCodeAt(i);
-    if (c === 0 || (c > 0 && c < 0x20) || (c > 0x7e && c < 0xa0) || (c >= 0xd800 && c <= 0xf8ff) || (c >= 0xfff0 && c <= 0xffff)) {
-      fail(`character U+${c.toString(16).padStart(4, '0')} at ${i} is not allowed`);
+  const end = sequential && path.charCodeAt(path.length - 1) === SLASH ? path.length - 1 : path.length;
+  let segmentStart = 1;
+  for (let i = 1; i <= end; i++) {
+    const c = i < end ? path.charCodeAt(i) : SLASH;
+    if (c === SLASH) {
+      const length = i - segmentStart;
+      if (length === 0) return invalidPath(path, op, i === path.length ? 'must not end with /' : 'empty segment (//)');
+      if (length <= 2 && path.charCodeAt(segmentStart) === DOT && (length === 1 || path.charCodeAt(segmentStart + 1) === DOT)) {
+        return invalidPath(path, op, `relative segment "${path.slice(segmentStart, i)}"`);
+      }
+      segmentStart = i + 1;
+    } else if (c < 0x20 || (c > 0x7e && c < 0xa0) || (c >= 0xd800 && c <= 0xf8ff) || c >= 0xfff0) {
+      return invalidPath(path, op, `character U+${c.toString(16).padStart(4, '0')} at ${i} is not allowed`);
     }
   }
   return path;
+}
+
+const SLASH = 0x2f;
+const DOT = 0x2e;
+
+function invalidPath(path: unknown, op: string, why: string): never {
+  throw new ZooKeeperError('INVALID_PATH', `invalid path ${JSON.stringify(path)}: ${why}`, { op, path: typeof path === 'string' ? path : undefined });
 }
 
 /** The parent of a valid path ('/' for a top-level node). */

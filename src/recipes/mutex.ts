@@ -40,6 +40,7 @@ export class QueueLock {
   private uncontended = true;
   /** The server refused a release record on this lock path (no write permission): stop asking. */
   private recordRefused = false;
+  private readonly ownerData: Buffer;
 
   constructor(
     protected readonly client: ZooKeeperClient,
@@ -49,6 +50,7 @@ export class QueueLock {
     protected readonly options: LockOptions = {},
   ) {
     validatePath(lockPath, 'lock');
+    this.ownerData = ownerData(options.ownerId);
   }
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
@@ -77,7 +79,7 @@ export class QueueLock {
         kind: this.kind,
         layout: this.options.layout ?? 'curator',
         role: this.role,
-        data: ownerData(this.options.ownerId),
+        data: this.ownerData,
         deadline,
         failOnExpiry: this.options.failOnSessionExpiry ?? false,
         onWake: this.options.onWake,

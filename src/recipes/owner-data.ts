@@ -8,14 +8,13 @@ export interface OwnerInfo {
   id: string;
   host: string;
   pid: number;
-  /** When the contender node was created (ISO 8601). */
-  since: string;
   /** Set on a write node whose holder downgraded to a read lock: readers no longer wait for it. */
   downgraded?: true;
 }
 
 export function ownerData(id: string | undefined): Buffer {
-  const info: OwnerInfo = { id: id ?? `${HOST}:${process.pid}`, host: HOST, pid: process.pid, since: new Date().toISOString() };
+  // No timestamp: the node's ctime says when it was created, and the data stays the same for every acquisition.
+  const info: OwnerInfo = { id: id ?? `${HOST}:${process.pid}`, host: HOST, pid: process.pid };
   return Buffer.from(JSON.stringify(info));
 }
 
