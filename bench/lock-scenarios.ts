@@ -4,7 +4,7 @@ import type { Bench } from './context.js';
 import { herd } from './herd.js';
 import type { Contention, ContentionSpec } from './lock-contention.js';
 import { contendZklock, summarizeHandoffs } from './lock-contention.js';
-import { measure } from './measure.js';
+import { measure, percentile, perSecond } from './measure.js';
 import type { Measurement } from './measure.js';
 import type { KazooResult } from './peers/kazoo.js';
 import { runKazoo } from './peers/kazoo.js';
@@ -19,7 +19,7 @@ export async function lockScenarios(bench: Bench): Promise<Row[]> {
   const ceiling = await serverCeiling(bench);
   rows.push(ceiling);
   bench.log('  ceiling: done');
-  rows.push(await uncontended(bench, ceiling.samples.zklock!.value));
+  rows.push(await uncontended(bench));
   bench.log('  uncontended: done');
   const { sessions, contendedMs: durationMs, readRatio } = bench.config;
   rows.push(...(await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsKazoo: 1.5 })));
@@ -52,10 +52,15 @@ async function serverCeiling(bench: Bench): Promise<Row> {
 /**
  * (b) One session, no contention: zklock's Mutex; kazoo's Lock; and the least a correct queue
  * lock can do with node-zookeeper-client (create and list pipelined, then delete).
+ *
+ * The goal compares the Mutex with the ceiling measured right before it in the same round, on
+ * the same session: the server speeds up by a third over a run as its JIT warms, so a ceiling
+ * taken in another phase minutes earlier says more about the drift than about the lock.
  */
-async function uncontended(bench: Bench, ceiling: number): Promise<Row> {
+async function uncontended(bench: Bench): Promise<Row> {
   const { lockCycles, warmupOps } = bench.config;
   const client = await connectZklock(bench.connectString);
+  const ops = await zklockOps(bench.connectString);
   const nzk = await nzkOps(bench.connectString);
   try {
     const mutex = new Mutex(client, `${bench.root}/mutex-zklock`);
@@ -68,22 +73,28 @@ async function uncontended(bench: Bench, ceiling: number): Promise<Row> {
       await cycles(warmupOps);
       return measure(lockCycles, () => cycles(lockCycles));
     };
+    const shares: number[] = [];
     const samples = await measuredSamples(bench, {
-      zklock: timed(mutexCycles),
+      zklock: async () => {
+        const ceiling = await timeNodeOp(ops, `${bench.root}/ceiling-alongside`, 'ephemeralPair', lockCycles, 1, warmupOps);
+        const lock = await timed(mutexCycles)();
+        shares.push(perSecond(lock) / perSecond(ceiling));
+        return lock;
+      },
       nzk: timed((n) => rawLockCycles(nzk, rawPath, n)),
       kazoo: () => runKazoo(bench.connectString, { scenario: 'mutex', root: `${bench.root}/mutex-kazoo`, ops: lockCycles, warmup: warmupOps }),
     });
-    const share = samples.zklock!.value / ceiling;
+    const share = percentile(shares, 50);
     return {
       group: 'lock',
       scenario: 'uncontended: 1 session acquire+release (nzk: raw create+list+delete)',
       unit: 'cycles/s',
       better: 'higher',
       samples,
-      goal: { text: `≥90% of ceiling (${(share * 100).toFixed(0)}%)`, met: share >= 0.9 },
+      goal: { text: `≥90% of ceiling run alongside (${(share * 100).toFixed(0)}%, rounds ${shares.map((r) => (r * 100).toFixed(0)).join('/')})`, met: share >= 0.9 },
     };
   } finally {
-    await Promise.all([client.close(), nzk.close()]);
+    await Promise.all([client.close(), ops.close(), nzk.close()]);
   }
 }
 

@@ -1,7 +1,7 @@
 import type { MultiReadResult, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
-import { blockers, contenderPrefix, parseContender, sortContenders } from './contender-name.js';
+import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
 import { deleteGuaranteed, waitForSessionOrEnd } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
@@ -28,17 +28,21 @@ export interface QueueOptions {
   wait?: boolean;
   /** Our last exclusive hold of this lock, deleted before this attempt began: lets the sequence alone prove an uncontended acquire. */
   previous?: ReleasedContender;
+  /** Shared by the acquisitions of one lock: whether the last look for a release record found none. */
+  records: { missed: boolean };
 }
 
 export interface QueuedNode {
   path: string;
   name: string;
+  /** The sequence the server appended, as a signed 32-bit number. */
+  seq: number;
   stat: Stat;
 }
 
 export interface HeldNode extends QueuedNode {
-  /** Release with a record naming our node in the lock path's data (see release-marker.ts). */
-  recordRelease: boolean;
+  /** The lock path's data version a release record naming our node may replace (see release-marker.ts); null: release without one. */
+  recordOver: number | null;
 }
 
 /** The session our node belonged to has ended: the node is gone with it. */
@@ -64,8 +68,8 @@ export async function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
     o.deadline.check();
     const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, o.previous);
     try {
-      const recordRelease = await waitForTurn(o, node);
-      return { path: node.path, name: node.name, stat: node.stat, recordRelease };
+      const recordOver = await waitForTurn(o, node);
+      return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver };
     } catch (error) {
       if (error instanceof SessionLost) {
         if (o.failOnExpiry) throw new LockError('SESSION_EXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' });
@@ -106,18 +110,25 @@ export async function createProtected(
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
     const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.requestSignal });
     const list = previous ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
+    let ours: { path: string; owner: bigint } | undefined;
     try {
       const created = await create;
+      ours = { path: created.path, owner: created.stat.ephemeralOwner };
       const name = created.path.slice(created.path.lastIndexOf('/') + 1);
-      const seq = parseContender(name)?.seq;
-      if (previous && seq !== undefined && provenSole(previous, { seq, czxid: created.stat.czxid })) {
-        return { path: created.path, name, stat: created.stat, children: null };
+      const seq = Number(name.slice(prefix.length));
+      if (previous && provenSole(previous, { seq, czxid: created.stat.czxid })) {
+        return { path: created.path, name, seq, stat: created.stat, children: null };
       }
       const { children } = await (list ?? client.getChildren(parent, { signal: deadline.requestSignal }));
-      return { path: created.path, name, stat: created.stat, children };
+      return { path: created.path, name, seq, stat: created.stat, children };
     } catch (error) {
       list?.catch(() => undefined);
       if (!(error instanceof ZooKeeperError)) throw error;
+      if (ours && error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT' && error.code !== 'ABORTED' && error.code !== 'SESSIONEXPIRED') {
+        // Our node exists but the listing was refused (no READ on the lock path, say): take it back.
+        await deleteGuaranteed(client, ours.path, ours.owner);
+        throw error;
+      }
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
         await deadline.race(client.ensurePath(parent, { container: true }));
@@ -125,7 +136,7 @@ export async function createProtected(
         // The create may have run: adopt its node, or, when we give up, make sure it goes.
         try {
           deadline.check();
-          const adopted = await adoptAfterConnectionLoss(client, parent, protectionId, session, deadline);
+          const adopted = await adoptAfterConnectionLoss(client, parent, prefix, protectionId, session, deadline);
           if (adopted) return adopted;
         } catch (failure) {
           await abandon(client, parent, protectionId, session);
@@ -177,6 +188,7 @@ async function removeAbandoned(client: ZooKeeperClient, parent: string, protecti
 async function adoptAfterConnectionLoss(
   client: ZooKeeperClient,
   lockPath: string,
+  prefix: string,
   protectionId: string,
   session: bigint,
   deadline: Deadline,
@@ -192,7 +204,7 @@ async function adoptAfterConnectionLoss(
       const path = joinPath(lockPath, name);
       const stat = await client.exists(path);
       if (!stat) return undefined;
-      if (stat.ephemeralOwner === client.sessionId) return { path, name, stat, children };
+      if (stat.ephemeralOwner === client.sessionId) return { path, name, seq: Number(name.slice(prefix.length)), stat, children };
       // Left by our previous, expired session: the server is about to delete it, but until it does
       // it blocks everyone behind it. deleteGuaranteed would not touch another session's node.
       await client.delete(path, { version: stat.version }).catch(() => undefined);
@@ -205,16 +217,16 @@ async function adoptAfterConnectionLoss(
   }
 }
 
-/** Resolves when our node holds the lock: true when our release should leave a release record. */
-async function waitForTurn(o: QueueOptions, node: Created): Promise<boolean> {
-  if (node.children === null) return false;
+/** Resolves when our node holds the lock, with the version of the lock path a release record may replace (null: release without one). */
+async function waitForTurn(o: QueueOptions, node: Created): Promise<number | null> {
+  if (node.children === null) return null;
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
   const owner = node.stat.ephemeralOwner;
   let ahead = blockers(queue, self);
   if (ahead.length > 0 && o.wait === false) throw new NotAcquired();
-  let mayRecord = false;
+  let recordOver: number | null = null;
   while (ahead.length > 0) {
     const gone = ahead[0]!;
     const data = await waitUntilGone(o, gone, owner);
@@ -224,12 +236,12 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<boolean> {
     const mayHaveRecorded = gone.kind === 'exclusive' && (data === undefined || writtenByZklock(data));
     const check = await stillBlocking(o, gone.name, mayHaveRecorded, ahead.slice(1), owner);
     ahead = check.blocking;
-    mayRecord = check.mayRecord ?? mayRecord;
+    if (check.recordOver !== undefined) recordOver = check.recordOver;
   }
   // A getData queued across an expiry runs on the new session: our node may be gone although every blocker went.
   if (o.client.sessionId !== node.stat.ephemeralOwner) throw new SessionLost();
-  // Someone is likely queued behind us, since we had to wait: tell them how we went.
-  return mayRecord && o.kind === 'exclusive';
+  // Having read the lock path while waiting, we likely have someone queued behind us: tell them how we went.
+  return o.kind === 'exclusive' ? recordOver : null;
 }
 
 type Outcome = 'gone' | 'again' | 'expired';
@@ -252,8 +264,8 @@ const LIST_INSTEAD_OF_READ = 16;
 interface Check {
   /** The candidates that still block us, nearest first. */
   blocking: Contender[];
-  /** The lock path's data was read and may take a release record (see release-marker.ts). */
-  mayRecord?: boolean;
+  /** Set when the lock path was read: the version a release record may replace, or null when it holds someone's data. */
+  recordOver?: number | null;
 }
 
 /**
@@ -264,30 +276,35 @@ interface Check {
  */
 async function stillBlocking(o: QueueOptions, gone: string, mayHaveRecorded: boolean, candidates: Contender[], owner: bigint): Promise<Check> {
   let readRecord = mayHaveRecorded && candidates.length > 0;
-  let mayRecord: boolean | undefined;
+  let recordOver: number | null | undefined;
   while (candidates.length > 0) {
     if (o.client.sessionId !== owner) throw new SessionLost();
     try {
       const direct = candidates.length <= LIST_INSTEAD_OF_READ;
       const paths = [...(readRecord ? [o.lockPath] : []), ...(direct ? candidates.map((c) => joinPath(o.lockPath, c.name)) : [])];
-      const results = await o.client.multiRead(
+      const read = o.client.multiRead(
         paths.map((path) => ({ type: 'getData' as const, path })),
         { signal: o.deadline.requestSignal },
       );
+      // After records were missing here, list along with the record read rather than after it.
+      const listing = direct || (readRecord && !o.records.missed) ? undefined : o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal });
+      listing?.catch(() => undefined);
+      const results = await read;
       if (readRecord) {
         readRecord = false;
         const lockPath = results.shift();
         if (lockPath && !(lockPath instanceof ZooKeeperError) && lockPath.op === 'getData') {
-          mayRecord = holdsNoUserData(lockPath.data);
-          if (recordsRelease(lockPath.data, gone)) return { blocking: [], mayRecord };
+          recordOver = holdsNoUserData(lockPath.data) ? lockPath.stat.version : null;
+          o.records.missed = !recordsRelease(lockPath.data, gone);
+          if (!o.records.missed) return { blocking: [], recordOver };
         }
       }
-      if (direct) return { blocking: candidates.filter((_, i) => stillBlocks(o, results[i])), mayRecord };
-      const { children } = await o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal });
+      if (direct) return { blocking: candidates.filter((_, i) => stillBlocks(o, results[i])), recordOver };
+      const { children } = await (listing ?? o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal }));
       const present = new Set(children);
       candidates = candidates.filter((c) => present.has(c.name));
       // Readers still need the data of the writers left, for the downgrade marker; they are few.
-      if (o.kind === 'exclusive' || candidates.length > LIST_INSTEAD_OF_READ) return { blocking: candidates, mayRecord };
+      if (o.kind === 'exclusive' || candidates.length > LIST_INSTEAD_OF_READ) return { blocking: candidates, recordOver };
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
       if (error.code === 'SESSIONEXPIRED') throw new SessionLost();
@@ -295,7 +312,7 @@ async function stillBlocking(o: QueueOptions, gone: string, mayHaveRecorded: boo
       await awaitSession(o.client, owner, o.deadline);
     }
   }
-  return { blocking: candidates, mayRecord };
+  return { blocking: candidates, recordOver };
 }
 
 function stillBlocks(o: QueueOptions, read: MultiReadResult | undefined): boolean {

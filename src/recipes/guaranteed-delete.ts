@@ -1,12 +1,14 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { MultiError, ZooKeeperError } from '../client/index.js';
 
-export interface DeleteOptions {
+export type DeleteOptions =
   /** Delete only if the node is still the one created at this zxid (for names others may reuse). */
-  czxid?: bigint;
-  /** Written in the delete's transaction (see release-marker.ts); `refused` hears when the server would not write it. */
-  record?: { path: string; data: Buffer; refused?: () => void };
-}
+  | { czxid?: bigint; record?: never }
+  /**
+   * Also set `path`'s data, in the delete's transaction, if it is still at `version` (see
+   * release-marker.ts); `refused` hears when the server denies us writing there.
+   */
+  | { czxid?: never; record?: { path: string; data: Buffer; version: number; refused?: () => void } };
 
 /**
  * Deletes an ephemeral node of session `owner`, retrying across reconnects until it is gone.
@@ -25,7 +27,7 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
     try {
       if (record) {
         await client.multi([
-          { op: 'setData', path: record.path, data: record.data },
+          { op: 'setData', path: record.path, data: record.data, version: record.version },
           { op: 'delete', path },
         ]);
         return true;
@@ -41,8 +43,9 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
       if (record && error instanceof MultiError && error.failedIndex === 0) {
-        // The record was refused (no write permission on the lock path, say): the delete must not be.
-        record.refused?.();
+        // The record was refused (someone wrote the lock path since we read it, or we may not
+        // write there): the delete must not be.
+        if (error.code === 'NOAUTH') record.refused?.();
         record = undefined;
         continue;
       }

@@ -8,12 +8,16 @@ import { LockError } from './lock-error.js';
 export interface LeaseOptions extends LeaseMonitorOptions {
   /** Release deletes the node only if it is still the one we created (for node names others may reuse). */
   verifyBeforeDelete?: boolean;
+}
+
+/** What the lock that made a lease wants from its release. */
+export interface ReleaseHooks {
   /** Called once a release has the server's word that our node is gone. */
-  onDeleted?: () => void;
-  /** Release also writes this into the lock path's data, in the same transaction (see release-marker.ts). */
-  releaseRecord?: Buffer;
-  /** Called when the server refused the release record (the node was deleted all the same). */
-  onRecordRefused?: () => void;
+  deleted?: () => void;
+  /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-marker.ts). */
+  record?: { data: Buffer; version: number };
+  /** Called when the server has no write permission for the record (the node was deleted all the same). */
+  recordRefused?: () => void;
 }
 
 /**
@@ -37,6 +41,7 @@ export class Lease implements AsyncDisposable {
     /** Our node's Stat at creation. */
     readonly stat: Stat,
     private readonly options: LeaseOptions = {},
+    private readonly hooks: ReleaseHooks = {},
   ) {
     this.monitor = new LeaseMonitor(client, node, stat.ephemeralOwner, options);
   }
@@ -92,14 +97,14 @@ export class Lease implements AsyncDisposable {
     if (this.client.state === 'closed') {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }
-    const { verifyBeforeDelete, releaseRecord, onRecordRefused } = this.options;
-    const deleted = await deleteGuaranteed(this.client, this.node, this.stat.ephemeralOwner, {
-      czxid: verifyBeforeDelete ? this.stat.czxid : undefined,
-      record: releaseRecord && { path: this.lockPath, data: releaseRecord, refused: onRecordRefused },
-    });
-    if (deleted) {
-      this.options.onDeleted?.();
-    }
+    const { record, recordRefused } = this.hooks;
+    const deleted = await deleteGuaranteed(
+      this.client,
+      this.node,
+      this.stat.ephemeralOwner,
+      this.options.verifyBeforeDelete ? { czxid: this.stat.czxid } : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
+    );
+    if (deleted) this.hooks.deleted?.();
   }
 
   /** Gives our node to another lease (a downgrade): this one is released without deleting it. */

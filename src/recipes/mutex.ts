@@ -1,7 +1,6 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { validatePath } from '../client/index.js';
 import type { ContenderKind, Layout } from './contender-name.js';
-import { parseContender } from './contender-name.js';
 import type { HeldNode } from './contender-queue.js';
 import { NotAcquired, acquireInQueue } from './contender-queue.js';
 import type { AcquireOptions } from './deadline.js';
@@ -40,6 +39,7 @@ export class QueueLock {
   private uncontended = true;
   /** The server refused a release record on this lock path (no write permission): stop asking. */
   private recordRefused = false;
+  private readonly records = { missed: false };
   private readonly ownerData: Buffer;
 
   constructor(
@@ -85,6 +85,7 @@ export class QueueLock {
         onWake: this.options.onWake,
         wait,
         previous: this.uncontended ? previous : undefined,
+        records: this.records,
       });
       return this.lease(node, previous);
     } finally {
@@ -94,13 +95,12 @@ export class QueueLock {
 
   private lease(node: HeldNode, previous: ReleasedContender | undefined): Lease {
     if (this.kind !== 'exclusive') return new Lease(this.client, this.lockPath, node.path, node.stat, this.options);
-    const held = { seq: parseContender(node.name)!.seq, czxid: node.stat.czxid };
+    const held = { seq: node.seq, czxid: node.stat.czxid };
     if (previous) this.uncontended = provenSole(previous, held);
-    return new Lease(this.client, this.lockPath, node.path, node.stat, {
-      ...this.options,
-      onDeleted: () => (this.released = held),
-      releaseRecord: node.recordRelease && !this.recordRefused ? releaseRecord(node.name) : undefined,
-      onRecordRefused: () => (this.recordRefused = true),
+    return new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
+      deleted: () => (this.released = held),
+      record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
+      recordRefused: () => (this.recordRefused = true),
     });
   }
 

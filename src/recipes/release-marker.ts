@@ -1,12 +1,13 @@
 /**
- * The lock path's data as a handoff record. A holder of the exclusive lock releases with one
- * transaction that names its node in the lock path's data and deletes the node. The contender
- * woken by that deletion reads the lock path: if it names the node it watched, that node held
- * the lock, so everything that was ahead of it is gone for good, and the waiter holds the lock
- * without checking each node of its first listing (a cost that grows with the queue).
+ * The lock path's data as a handoff record. A waiter reads the lock path when its nearest blocker
+ * (a zklock holder of the exclusive lock) goes and others were ahead of it too. If the data names
+ * the node it watched, that node held the lock, so everything that was ahead of it is gone for
+ * good, and the waiter holds the lock without checking each node of its first listing (a cost
+ * that grows with the queue). A waiter that read the lock path this way, once it holds the
+ * exclusive lock, releases with one transaction that names its node there and deletes it.
  *
- * Only data that is empty or already such a record is ever overwritten: a lock path that carries
- * someone's data is left alone, and its waiters check the queue as usual.
+ * The record replaces only data that was empty or already a record when read, and only at the
+ * version read then: data written meanwhile, or kept there by someone, is never overwritten.
  */
 const PREFIX = 'zklock:released:';
 

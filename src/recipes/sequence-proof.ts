@@ -19,8 +19,9 @@ export interface ReleasedContender {
  *   and `created.seq` creates before ours, plus `prev`'s deletion: at least `created.seq + 3`
  *   transactions between the two creates, each its own zxid. Fewer rule it out.
  *
- * Only clients that delete and re-create a lock path with contenders inside one `multi` could
- * defeat the zxid count; no lock recipe does that (like deleting a holder's node by hand).
+ * The zxid count assumes one transaction per create: a `multi` that creates the lock path, or
+ * several children of it, in one transaction could defeat it. No lock recipe does that; like
+ * deleting a holder's node by hand, it is outside the protocol every contender follows.
  */
 export function provenSole(prev: ReleasedContender, created: ReleasedContender): boolean {
   if (((created.seq - prev.seq) | 0) !== 1) return false;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease, ZooKeeperClient } from '../../src/index.js';
-import { Mutex, Perms } from '../../src/index.js';
+import { Mutex, Perms, digestAcl } from '../../src/index.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, countListings, seqOf, within } from './fixtures.js';
 
@@ -62,6 +62,37 @@ describe('release records on the lock path', () => {
     const client = await zk.client();
     await drainQueue(zk, lockPath, client, 20);
     assert.equal((await zk.admin.getData(lockPath)).data.toString(), 'config v1');
+  });
+
+  it('never overwrite data written on the lock path after the holder read it', async () => {
+    const lockPath = '/rr/written-meanwhile';
+    const [a, b] = [await zk.client(), await zk.client()];
+    const first = await new Mutex(a, lockPath).acquire();
+    const waiters: Promise<Lease>[] = [];
+    for (let i = 1; i <= 3; i++) {
+      waiters.push(new Mutex(b, lockPath).acquire({ timeout: 10_000 }));
+      await eventually(async () => (await zk.children(lockPath)).length === i + 1, 5000, `waiter ${i} queued`);
+    }
+    await first.release();
+    await (await waiters[0]!).release();
+    // The second waiter read the lock path (empty) when the first went, with the holder still ahead of it.
+    const second = await waiters[1]!;
+    await zk.admin.setData(lockPath, 'config v2');
+    await second.release();
+    await (await waiters[2]!).release();
+    assert.equal((await zk.admin.getData(lockPath)).data.toString(), 'config v2');
+    await zk.assertNoNodes(lockPath);
+  });
+
+  it('a contender that may create but not list leaves no node behind', async () => {
+    const lockPath = '/rr/unlistable';
+    await zk.admin.ensurePath('/rr');
+    const admin = await zk.client();
+    await admin.addAuth('digest', 'admin:pw');
+    await admin.create(lockPath, '', { acl: [digestAcl('admin', 'pw'), { perms: Perms.CREATE | Perms.DELETE, id: { scheme: 'world', id: 'anyone' } }] });
+    const client = await zk.client();
+    await assert.rejects(new Mutex(client, lockPath).acquire({ timeout: 5000 }), { code: 'NOAUTH' });
+    assert.deepEqual((await admin.getChildren(lockPath)).children, []);
   });
 
   it('on a lock path the contenders may not write, releases delete their nodes without a record', async () => {
