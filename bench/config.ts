@@ -53,7 +53,7 @@ const FULL = {
   pipelinedOps: 50_000,
   serverWarmupOps: 50_000,
   warmupOps: 2_000,
-  rounds: 3,
+  rounds: 5,
   lockCycles: 2_000,
   contendedMs: 8_000,
   herds: [

@@ -282,10 +282,7 @@ async function stillBlocking(o: QueueOptions, gone: string, mayHaveRecorded: boo
     try {
       const direct = candidates.length <= LIST_INSTEAD_OF_READ;
       const paths = [...(readRecord ? [o.lockPath] : []), ...(direct ? candidates.map((c) => joinPath(o.lockPath, c.name)) : [])];
-      const read = o.client.multiRead(
-        paths.map((path) => ({ type: 'getData' as const, path })),
-        { signal: o.deadline.requestSignal },
-      );
+      const read = paths.length === 0 ? Promise.resolve([]) : o.client.multiRead(paths.map((path) => ({ type: 'getData' as const, path })), { signal: o.deadline.requestSignal });
       // After records were missing here, list along with the record read rather than after it.
       const listing = direct || (readRecord && !o.records.missed) ? undefined : o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal });
       listing?.catch(() => undefined);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease, ZooKeeperClient } from '../../src/index.js';
-import { Mutex, Perms, digestAcl } from '../../src/index.js';
+import { Mutex, Perms, ReadWriteLock, digestAcl } from '../../src/index.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture, countListings, seqOf, within } from './fixtures.js';
+import { RecipeFixture, countListings, seqOf, sleep, within } from './fixtures.js';
 
 /**
  * `waiters` contenders (each its own Mutex, all on `waiterClient`) queue behind a holder on
@@ -53,6 +53,25 @@ describe('release records on the lock path', () => {
     assert.equal(listed.length, 24, 'one listing per waiter, pipelined with its create; none when woken');
     const { data } = await zk.admin.getData(lockPath);
     assert.equal(data.toString(), `zklock:released:${order.at(-1)}`, 'the last holder recorded its release');
+  });
+
+  it('a writer behind a long line of readers (which leave no records) gets the lock when they go', async () => {
+    const lockPath = '/rr/readers';
+    const client = await zk.client();
+    const rw = new ReadWriteLock(client, lockPath);
+    const readers = await Promise.all(Array.from({ length: 20 }, () => rw.readLock.acquire({ timeout: 5000 })));
+    const writer = rw.writeLock.acquire({ timeout: 10_000 });
+    await eventually(async () => (await zk.children(lockPath)).length === 21, 5000, 'the writer queued');
+    let written = false;
+    void writer.then(() => (written = true));
+    // Nearest first, so the writer wakes with more than 16 readers still ahead, none of which leaves a record.
+    const nearestFirst = [...readers].sort((a, b) => seqOf(b.node) - seqOf(a.node));
+    for (const reader of nearestFirst.slice(0, -1)) await reader.release();
+    await sleep(100);
+    assert.equal(written, false, 'the oldest reader still holds');
+    await nearestFirst.at(-1)!.release();
+    await (await writer).release();
+    await zk.assertNoNodes(lockPath);
   });
 
   it('never overwrite data that someone keeps on the lock path', async () => {
