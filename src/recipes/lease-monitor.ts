@@ -3,6 +3,7 @@ import type { SessionEvent, WatchEvent, ZooKeeperClient } from '../client/index.
 import { ZooKeeperError } from '../client/index.js';
 import type { LockLostReason } from './lock-error.js';
 import { LockLostError } from './lock-error.js';
+import { onSessionEvent } from './session-events.js';
 
 export interface LeaseMonitorOptions {
   /**
@@ -28,7 +29,7 @@ export class LeaseMonitor {
   /** The node watch could not be set (connection lost): set it on the next reconnect. */
   private rewatch = false;
   private watching = false;
-  private readonly onState = (event: SessionEvent): void => this.onSessionEvent(event);
+  private readonly unsubscribe: () => void;
   private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
 
   constructor(
@@ -37,7 +38,7 @@ export class LeaseMonitor {
     private readonly owner: bigint,
     private readonly options: LeaseMonitorOptions = {},
   ) {
-    client.on('state', this.onState);
+    this.unsubscribe = onSessionEvent(client, (event) => this.onSessionEvent(event));
     if (client.sessionId !== owner) this.lose('SESSION_EXPIRED', 'the session that created the node has ended');
     else if (client.state === 'suspended') this.armDisconnectTimer();
   }
@@ -145,6 +146,6 @@ export class LeaseMonitor {
 
   private detach(): void {
     clearTimeout(this.timer);
-    this.client.off('state', this.onState);
+    this.unsubscribe();
   }
 }

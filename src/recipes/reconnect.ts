@@ -1,6 +1,7 @@
-import type { SessionEvent, ZooKeeperClient } from '../client/index.js';
+import type { ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import type { Deadline } from './deadline.js';
+import { onSessionEvent } from './session-events.js';
 
 /**
  * Resolves once the client is connected again, or once session `owner` has ended (then the
@@ -11,13 +12,12 @@ import type { Deadline } from './deadline.js';
 export function awaitSession(client: ZooKeeperClient, owner: bigint, deadline: Deadline): Promise<void> {
   if (client.state === 'connected' || client.sessionId !== owner) return Promise.resolve();
   if (client.state === 'closed') return Promise.reject(new ZooKeeperError('CLOSED', 'client is closed'));
-  let onState!: (event: SessionEvent) => void;
+  let unsubscribe!: () => void;
   const changed = new Promise<void>((resolve, reject) => {
-    onState = (event) => {
+    unsubscribe = onSessionEvent(client, (event) => {
       if (event === 'closed') reject(new ZooKeeperError('CLOSED', 'client closed while waiting for the lock'));
       else if (event === 'connected' || event === 'reconnected' || event === 'expired') resolve();
-    };
-    client.on('state', onState);
+    });
   });
-  return deadline.race(changed).finally(() => client.off('state', onState));
+  return deadline.race(changed).finally(unsubscribe);
 }

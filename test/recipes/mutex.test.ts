@@ -96,6 +96,24 @@ describe('fair mutex', () => {
     await zk.assertNoNodes('/m/reborn/lock');
   });
 
+  it('one client holds 30 leases at once without an EventEmitter leak warning, and each still learns of its loss', async () => {
+    const client = await zk.client();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const leases = await Promise.all(Array.from({ length: 30 }, (_, i) => new Mutex(client, `/m/many/${i}`).acquire({ timeout: 5000 })));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(warnings, []);
+      await zk.admin.delete(leases[7]!.node);
+      await eventually(() => leases[7]!.signal.aborted, 5000, 'the lease whose node went is lost');
+      assert.equal(leases.filter((l) => l.signal.aborted).length, 1);
+      await Promise.all(leases.map((l) => l[Symbol.asyncDispose]()));
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('tryAcquire returns null while the lock is held and leaves no node', async () => {
     const [a, b] = [await zk.client(), await zk.client()];
     const held = await new Mutex(a, '/m/try').acquire();
