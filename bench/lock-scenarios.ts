@@ -74,11 +74,13 @@ async function uncontended(bench: Bench): Promise<Row> {
       return measure(lockCycles, () => cycles(lockCycles));
     };
     const shares: number[] = [];
+    const paired: { ceiling: number; mutex: number }[] = [];
     const samples = await measuredSamples(bench, {
       zklock: async () => {
         const ceiling = await timeNodeOp(ops, `${bench.root}/ceiling-alongside`, 'ephemeralPair', lockCycles, 1, warmupOps);
         const lock = await timed(mutexCycles)();
         shares.push(perSecond(lock) / perSecond(ceiling));
+        paired.push({ ceiling: perSecond(ceiling), mutex: perSecond(lock) });
         return lock;
       },
       nzk: timed((n) => rawLockCycles(nzk, rawPath, n)),
@@ -92,6 +94,7 @@ async function uncontended(bench: Bench): Promise<Row> {
       better: 'higher',
       samples,
       goal: { text: `≥90% of ceiling run alongside (${(share * 100).toFixed(0)}%, rounds ${shares.map((r) => (r * 100).toFixed(0)).join('/')})`, met: share >= 0.9 },
+      note: `uncontended, per round (cycles/s, ceiling → Mutex): ${paired.map((p) => `${p.ceiling.toFixed(0)} → ${p.mutex.toFixed(0)}`).join(', ')}`,
     };
   } finally {
     await Promise.all([client.close(), ops.close(), nzk.close()]);
