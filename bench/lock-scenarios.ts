@@ -54,7 +54,7 @@ async function serverCeiling(bench: Bench): Promise<Row> {
  * lock can do with node-zookeeper-client (create and list pipelined, then delete).
  *
  * The goal compares the Mutex with the ceiling measured right before it in the same round, on
- * the same session: the server speeds up by a third over a run as its JIT warms, so a ceiling
+ * another session of ours: the server speeds up by a third over a run as its JIT warms, so a ceiling
  * taken in another phase minutes earlier says more about the drift than about the lock.
  */
 async function uncontended(bench: Bench): Promise<Row> {

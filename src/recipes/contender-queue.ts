@@ -3,13 +3,14 @@ import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
 import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
-import { deleteGuaranteed, waitForSessionOrEnd } from './guaranteed-delete.js';
+import { deleteGuaranteed } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
 import { isDowngraded, writtenByZklock } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { holdsNoUserData, recordsRelease } from './release-marker.js';
+import { waitForSessionOrEnd } from './session-events.js';
 
 export interface QueueOptions {
   client: ZooKeeperClient;

@@ -1,5 +1,6 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { MultiError, ZooKeeperError } from '../client/index.js';
+import { waitForSessionOrEnd } from './session-events.js';
 
 export type DeleteOptions =
   /** Delete only if the node is still the one created at this zxid (for names others may reuse). */
@@ -64,14 +65,5 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
           throw error;
       }
     }
-  }
-}
-
-/** Waits until connected again, or until the session ends (expired or closed): both end the retry. */
-export async function waitForSessionOrEnd(client: ZooKeeperClient): Promise<void> {
-  try {
-    await client.waitForConnected({ timeout: Math.max(client.sessionTimeout, 1000) * 2 });
-  } catch {
-    // Not connected within twice the session timeout: the session is certainly gone by then.
   }
 }

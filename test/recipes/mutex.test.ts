@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease } from '../../src/index.js';
-import { LockError, LockLostError, Mutex, NonReentrantMutex, ZooKeeperError, inspectLock } from '../../src/index.js';
+import { LockError, LockLostError, Mutex, NonReentrantMutex, ZooKeeperClient, ZooKeeperError, inspectLock } from '../../src/index.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, countListings, sleep, within } from './fixtures.js';
 
@@ -97,7 +97,7 @@ describe('fair mutex', () => {
   });
 
   it('one client holds 30 leases at once without an EventEmitter leak warning, and each still learns of its loss', async () => {
-    const client = await zk.client();
+    const client = await ZooKeeperClient.connect(zk.server.connectString, { sessionTimeout: 10_000 });
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning.name);
     process.on('warning', onWarning);
@@ -108,9 +108,17 @@ describe('fair mutex', () => {
       await zk.admin.delete(leases[7]!.node);
       await eventually(() => leases[7]!.signal.aborted, 5000, 'the lease whose node went is lost');
       assert.equal(leases.filter((l) => l.signal.aborted).length, 1);
-      await Promise.all(leases.map((l) => l[Symbol.asyncDispose]()));
+      assert.equal(client.listenerCount('state'), 1, 'the leases share one session listener');
+      // Every lease hears the session end through that one listener.
+      await client.close();
+      assert.deepEqual(
+        leases.map((l) => (l.signal.reason as { reason?: string }).reason),
+        leases.map((_, i) => (i === 7 ? 'NODE_DELETED' : 'CLIENT_CLOSED')),
+      );
+      assert.equal(client.listenerCount('state'), 0, 'nothing left listening');
     } finally {
       process.off('warning', onWarning);
+      await client.close();
     }
   });
 

@@ -63,7 +63,10 @@ describe('release records on the lock path', () => {
     const writer = rw.writeLock.acquire({ timeout: 10_000 });
     await eventually(async () => (await zk.children(lockPath)).length === 21, 5000, 'the writer queued');
     let written = false;
-    void writer.then(() => (written = true));
+    writer.then(
+      () => (written = true),
+      () => undefined,
+    );
     // Nearest first, so the writer wakes with more than 16 readers still ahead, none of which leaves a record.
     const nearestFirst = [...readers].sort((a, b) => seqOf(b.node) - seqOf(a.node));
     for (const reader of nearestFirst.slice(0, -1)) await reader.release();
@@ -94,7 +97,7 @@ describe('release records on the lock path', () => {
     }
     await first.release();
     await (await waiters[0]!).release();
-    // The second waiter read the lock path (empty) when the first went, with the holder still ahead of it.
+    // The second waiter read the lock path (empty) when the first waiter went, the first holder still in its listing.
     const second = await waiters[1]!;
     await zk.admin.setData(lockPath, 'config v2');
     await second.release();
