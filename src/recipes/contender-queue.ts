@@ -9,7 +9,7 @@ import { isDowngraded, writtenByZklock } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
-import { holdsNoUserData, recordsRelease } from './release-marker.js';
+import { holdsNoUserData, recordsRelease } from './release-record.js';
 import { waitForSessionOrEnd } from './session-events.js';
 
 export interface QueueOptions {
@@ -42,7 +42,7 @@ export interface QueuedNode {
 }
 
 export interface HeldNode extends QueuedNode {
-  /** The lock path's data version a release record naming our node may replace (see release-marker.ts); null: release without one. */
+  /** The lock path's data version a release record naming our node may replace (see release-record.ts); null: release without one. */
   recordOver: number | null;
 }
 

@@ -7,7 +7,7 @@ export type DeleteOptions =
   | { czxid?: bigint; record?: never }
   /**
    * Also set `path`'s data, in the delete's transaction, if it is still at `version` (see
-   * release-marker.ts); `refused` hears when the server denies us writing there.
+   * release-record.ts); `refused` hears when the server denies us writing there.
    */
   | { czxid?: never; record?: { path: string; data: Buffer; version: number; refused?: () => void } };
 

@@ -14,7 +14,7 @@ export interface LeaseOptions extends LeaseMonitorOptions {
 export interface ReleaseHooks {
   /** Called once a release has the server's word that our node is gone. */
   deleted?: () => void;
-  /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-marker.ts). */
+  /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-record.ts). */
   record?: { data: Buffer; version: number };
   /** Called when the server has no write permission for the record (the node was deleted all the same). */
   recordRefused?: () => void;

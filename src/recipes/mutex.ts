@@ -12,7 +12,7 @@ import { ownerData } from './owner-data.js';
 import { heldBy, runHolding } from './reentrancy.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
-import { releaseRecord } from './release-marker.js';
+import { releaseRecord } from './release-record.js';
 
 export interface LockOptions extends LeaseMonitorOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
