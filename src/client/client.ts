@@ -188,12 +188,14 @@ export class ZooKeeperClient extends EventEmitter {
   }
 
   /**
-   * The `performance.now()` time until which the session is certainly alive on the server: the
-   * send time of the newest acknowledged request plus the negotiated timeout. A lock holder must
-   * stop trusting its lock before then if it has heard nothing since.
+   * The `performance.now()` time until which the session is certainly alive on the ensemble's
+   * leader, which alone expires sessions: the send time of the newest packet the leader has
+   * provably heard of, plus the negotiated timeout. A reply from a follower is no such proof
+   * (followers answer pings themselves); `sync` round trips are (see liveness-proof.ts): a lock
+   * holder keeps them going and must stop trusting its lock before this time.
    */
   sessionAliveUntil(): number {
-    return this.session.lastAckedSentAt + this.session.negotiatedTimeout;
+    return this.session.liveness.sentAt + this.session.negotiatedTimeout;
   }
 
   /** Resolves once connected (at once if already); rejects on close, terminal expiry, abort or timeout (default: the request timeout). */

@@ -15,6 +15,10 @@ export class Fifo<T> {
     return this.items[this.head];
   }
 
+  last(): T | undefined {
+    return this.length > 0 ? this.items[this.items.length - 1] : undefined;
+  }
+
   shift(): T | undefined {
     if (this.head >= this.items.length) return undefined;
     const item = this.items[this.head];

@@ -21,6 +21,7 @@ import type { HostPort } from './connect-string.js';
 import { Connection } from './connection.js';
 import { Fifo } from './fifo.js';
 import { HostList } from './host-list.js';
+import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
 import { Packet } from './packet.js';
 import type { TlsOptions } from './transport.js';
@@ -68,8 +69,8 @@ export class Session extends EventEmitter {
   negotiatedTimeout = 0;
   lastZxid = 0n;
   readOnly = false;
-  /** performance.now() at which the newest acknowledged request was sent: the server heard from us then. */
-  lastAckedSentAt = 0;
+  /** What the leader has provably heard from us (see liveness-proof.ts). */
+  readonly liveness = new LivenessProof(() => this.negotiatedTimeout / 4 + 100);
 
   private password = EMPTY_PASSWORD;
   private readonly hosts: HostList;
@@ -156,7 +157,9 @@ export class Session extends EventEmitter {
 
   private send(connection: Connection, packet: Packet): void {
     this.xid = this.xid >= 0x7fffffff ? 1 : this.xid + 1;
-    packet.markSent(this.xid, performance.now());
+    const now = performance.now();
+    packet.markSent(this.xid, now);
+    if (packet.spec.type === OpCode.sync) this.liveness.onSyncSent(now);
     this.outstanding.push(packet);
     connection.send(packet.frame);
   }
@@ -325,7 +328,7 @@ export class Session extends EventEmitter {
     this.password = response.password;
     this.negotiatedTimeout = response.timeout;
     this.readOnly = response.readOnly;
-    this.lastAckedSentAt = connection.lastSentAt;
+    this.liveness.onHandshake(connection.lastSentAt, performance.now());
     clearTimeout(this.expiryTimer);
     connection.startLivenessClock(response.timeout);
 
@@ -387,9 +390,11 @@ export class Session extends EventEmitter {
       case Xid.notification:
         this.emit('notification', readWatcherEvent(r) satisfies WatcherEvent);
         return;
-      case Xid.ping:
-        this.acknowledge(this.pingsSentAt.shift());
+      case Xid.ping: {
+        const sentAt = this.pingsSentAt.shift();
+        if (sentAt !== undefined) this.liveness.onAnswer(sentAt, performance.now(), false);
         return;
+      }
       case Xid.auth:
         this.onAuthReply(header.err);
         return;
@@ -402,7 +407,7 @@ export class Session extends EventEmitter {
       throw new ZooKeeperError('PROTOCOL_ERROR', `reply xid ${header.xid} does not match the oldest request (${packet?.xid ?? 'none'})`);
     }
     this.outstanding.shift();
-    this.acknowledge(packet.sentAt);
+    this.liveness.onAnswer(packet.sentAt, performance.now(), packet.spec.type === OpCode.sync && header.err === 0);
     if (packet.settled) return;
     packet.spec.onReply?.(header.err);
     if (header.err !== 0) {
@@ -417,10 +422,6 @@ export class Session extends EventEmitter {
     }
   }
 
-  private acknowledge(sentAt: number | undefined): void {
-    if (sentAt !== undefined && sentAt > this.lastAckedSentAt) this.lastAckedSentAt = sentAt;
-  }
-
   private onConnectionClosed(connection: Connection, reason: ZooKeeperError, established: boolean): void {
     if (this.connection === connection) {
       this.connection = undefined;
@@ -428,6 +429,7 @@ export class Session extends EventEmitter {
     }
     this.pingsSentAt = new Fifo();
     this.authInFlight = new Fifo();
+    this.liveness.onConnectionLost();
     for (const packet of this.outstanding.drain()) {
       packet.fail(
         new ZooKeeperError('CONNECTIONLOSS', `${reason.message}; the outcome of the request is unknown`, {

@@ -1,46 +1,53 @@
-import { performance } from 'node:perf_hooks';
-import type { SessionEvent, WatchEvent, ZooKeeperClient } from '../client/index.js';
+import type { SessionEvent, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import type { LockLostReason } from './lock-error.js';
 import { LockLostError } from './lock-error.js';
 import { onSessionEvent } from './session-events.js';
+import { onLivenessLost } from './session-liveness.js';
 
 export interface LeaseMonitorOptions {
   /**
-   * How long before the session could have expired on the server to give the lock up while
-   * disconnected (ms). Default: a tenth of the session timeout, at least 100 ms.
+   * How long before the session could have expired on the leader to give the lock up (ms): room
+   * for clock drift and for timers that fire late on a busy process. Default: a tenth of the
+   * session timeout, at least 100 ms.
    */
   safetyMargin?: number;
 }
 
 /**
  * Watches what a lease depends on and aborts its signal when the lock is, or may be, lost:
- * the session expired, our node was deleted, the client closed, or the connection has been down
- * so long that the server may have expired the session (the session is certainly alive until the
- * newest acknowledged request's send time plus the negotiated timeout; we give up before that).
+ * the session expired; our node was deleted, or replaced by a namesake (the simple lock's fixed
+ * path), told apart by its czxid and owner; the client closed; or the leader may have expired the
+ * session, connected or not: the proof that it is alive (client.sessionAliveUntil(), kept fresh
+ * by sync heartbeats while leases are held) runs out within the safety margin.
  */
 export class LeaseMonitor {
   // The signal, and the error that is its reason, are made only when someone asks for the signal:
   // most leases are released without anyone looking, and an Error per release is costly.
   private controller: AbortController | undefined;
   private lost: { reason: LockLostReason; message: string } | undefined;
-  private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** The node watch could not be set (connection lost): set it on the next reconnect. */
   private rewatch = false;
   private watching = false;
   private readonly unsubscribe: () => void;
+  private readonly unwatchLiveness: () => void;
   private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
 
   constructor(
     private readonly client: ZooKeeperClient,
     private readonly nodePath: string,
-    private readonly owner: bigint,
-    private readonly options: LeaseMonitorOptions = {},
+    /** Our node as created: its czxid and owner session tell it from a namesake. */
+    private readonly node: Pick<Stat, 'czxid' | 'ephemeralOwner'>,
+    options: LeaseMonitorOptions = {},
   ) {
     this.unsubscribe = onSessionEvent(client, (event) => this.onSessionEvent(event));
-    if (client.sessionId !== owner) this.lose('SESSION_EXPIRED', 'the session that created the node has ended');
-    else if (client.state === 'suspended') this.armDisconnectTimer();
+    const timeout = client.sessionTimeout;
+    const margin = options.safetyMargin ?? Math.max(timeout / 10, 100);
+    this.unwatchLiveness = onLivenessLost(client, margin, () =>
+      this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof within the last ${timeout - margin} ms that the leader still knows the session (timeout ${timeout} ms)`),
+    );
+    if (client.sessionId !== node.ephemeralOwner) this.lose('SESSION_EXPIRED', 'the session that created the node has ended');
   }
 
   /**
@@ -75,7 +82,11 @@ export class LeaseMonitor {
 
   private watchNode(): void {
     if (this.stopped) return;
-    this.client.getData(this.nodePath, { watch: this.watcher }).catch((error: unknown) => {
+    this.client.getData(this.nodePath, { watch: this.watcher }).then(({ stat }) => {
+      if (stat.czxid !== this.node.czxid || stat.ephemeralOwner !== this.node.ephemeralOwner) {
+        this.lose('NODE_DELETED', 'our lock node was deleted and another node now has its name');
+      }
+    }, (error: unknown) => {
       if (this.stopped || !(error instanceof ZooKeeperError)) return;
       if (error.code === 'NONODE') this.lose('NODE_DELETED', 'our lock node no longer exists');
       // CONNECTIONLOSS: the state listener decides; the watch is set again on reconnect.
@@ -100,11 +111,7 @@ export class LeaseMonitor {
 
   private onSessionEvent(event: SessionEvent): void {
     switch (event) {
-      case 'suspended':
-        this.armDisconnectTimer();
-        break;
       case 'reconnected':
-        clearTimeout(this.timer);
         if (this.rewatch) {
           this.rewatch = false;
           this.watchNode();
@@ -118,17 +125,6 @@ export class LeaseMonitor {
         this.lose('CLIENT_CLOSED', 'the client was closed');
         break;
     }
-  }
-
-  private armDisconnectTimer(): void {
-    clearTimeout(this.timer);
-    const timeout = this.client.sessionTimeout;
-    const margin = this.options.safetyMargin ?? Math.max(timeout / 10, 100);
-    const giveUpAt = this.client.sessionAliveUntil() - margin;
-    this.timer = setTimeout(
-      () => this.lose('SESSION_MAY_HAVE_EXPIRED', `disconnected for so long that the server may have expired the session (timeout ${timeout} ms)`),
-      Math.max(0, giveUpAt - performance.now()),
-    );
   }
 
   private lose(reason: LockLostReason, message: string): void {
@@ -145,7 +141,7 @@ export class LeaseMonitor {
   }
 
   private detach(): void {
-    clearTimeout(this.timer);
     this.unsubscribe();
+    this.unwatchLiveness();
   }
 }

@@ -43,7 +43,7 @@ export class Lease implements AsyncDisposable {
     private readonly options: LeaseOptions = {},
     private readonly hooks: ReleaseHooks = {},
   ) {
-    this.monitor = new LeaseMonitor(client, node, stat.ephemeralOwner, options);
+    this.monitor = new LeaseMonitor(client, node, stat, options);
   }
 
   /**
