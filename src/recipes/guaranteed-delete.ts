@@ -52,8 +52,11 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
       }
       switch (error.code) {
         case 'NONODE':
-        case 'BADVERSION':
           return true;
+        case 'BADVERSION':
+          // Only the czxid-checked delete names a version: our node was written since we read it
+          // and is still there. Read it again (this repeats only while others keep writing it).
+          break;
         case 'SESSIONEXPIRED':
         case 'CLOSED':
           return false;

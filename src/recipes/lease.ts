@@ -6,8 +6,12 @@ import { LeaseMonitor } from './lease-monitor.js';
 import { LockError } from './lock-error.js';
 
 export interface LeaseOptions extends LeaseMonitorOptions {
-  /** Release deletes the node only if it is still the one we created (for node names others may reuse). */
-  verifyBeforeDelete?: boolean;
+  /**
+   * Our node's name is not unique to this acquisition (the simple lock's fixed path), so a
+   * namesake may replace it: release deletes the node only if its czxid is still ours, and
+   * `guard()` is refused (no atomic check can tell our node from a namesake).
+   */
+  reusableName?: boolean;
 }
 
 /** What the lock that made a lease wants from its release. */
@@ -71,12 +75,19 @@ export class Lease implements AsyncDisposable {
 
   /**
    * A transaction that commits only while our node exists (a `check` of it runs first), so a
-   * holder that lost its lock cannot write. Results are those of `ops`. NOT_HELD when our node is gone.
+   * holder that lost its lock cannot write. Results are those of `ops`. NOT_HELD when our node is
+   * gone; GUARD_NOT_SUPPORTED on a lease whose node name others may reuse (SimpleLock).
    */
   async guard(ops: readonly Op[], options: { signal?: AbortSignal; timeout?: number } = {}): Promise<OpResult[]> {
+    if (this.options.reusableName) {
+      // A `check` compares only the data version, and a namesake created after ours went starts
+      // at the same version 0: nothing in a transaction can compare czxid or owner, so the check
+      // would pass on another holder's node. The monitor's verdict comes too late to close that gap.
+      const why = 'guard() cannot tell this lock node from a namesake created after it: use the fencing token, or a Mutex';
+      throw new LockError('GUARD_NOT_SUPPORTED', why, { path: this.node, op: 'guard' });
+    }
     if (this.released) throw new LockError('NOT_HELD', 'the lease was released', { path: this.node, op: 'guard' });
-    // The check below cannot tell our node from a namesake created after ours went (the simple
-    // lock's fixed path): the monitor can, so trust its verdict first.
+    // A lease already known lost (or possibly lost, with the node still there) fails without a round trip.
     if (!this.held) throw new LockError('NOT_HELD', 'the lock was lost; nothing was written', { path: this.node, op: 'guard', cause: this.signal.reason });
     try {
       const results = await this.client.multi([{ op: 'check', path: this.node, version: -1 }, ...ops], options);
@@ -102,7 +113,7 @@ export class Lease implements AsyncDisposable {
       this.client,
       this.node,
       this.stat.ephemeralOwner,
-      this.options.verifyBeforeDelete ? { czxid: this.stat.czxid } : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
+      this.options.reusableName ? { czxid: this.stat.czxid } : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
     );
     if (deleted) this.hooks.deleted?.();
   }

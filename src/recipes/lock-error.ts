@@ -9,6 +9,9 @@ import { ZooKeeperError } from '../client/index.js';
  * - `WOULD_DEADLOCK`: a non-reentrant lock was acquired again from the call chain that holds it.
  * - `ALREADY_RELEASED`: a lease was released twice.
  * - `NOT_HELD`: a guarded write or downgrade on a lease whose lock is no longer held.
+ * - `LOCK_LOST`: an acquire from inside a section whose lease was lost (its node may still be
+ *   there, and a new node of ours would wait behind it); the lease's LockLostError is the cause.
+ * - `GUARD_NOT_SUPPORTED`: `guard()` on a lease whose node a namesake may replace (SimpleLock).
  * - `INVALID_ARGUMENT`: bad options (a negative timeout, a semaphore of 0, an empty lock set).
  */
 export type LockErrorCode =
@@ -19,6 +22,8 @@ export type LockErrorCode =
   | 'WOULD_DEADLOCK'
   | 'ALREADY_RELEASED'
   | 'NOT_HELD'
+  | 'LOCK_LOST'
+  | 'GUARD_NOT_SUPPORTED'
   | 'INVALID_ARGUMENT';
 
 export class LockError extends ZooKeeperError {

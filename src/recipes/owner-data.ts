@@ -10,11 +10,17 @@ export interface OwnerInfo {
   pid: number;
   /** Set on a write node whose holder downgraded to a read lock: readers no longer wait for it. */
   downgraded?: true;
+  /**
+   * Names the acquisition attempt that created the node, where the node's name cannot (the simple
+   * lock's fixed path): several callers share one session, so only this tells whose node it is.
+   */
+  attempt?: string;
 }
 
-export function ownerData(id: string | undefined): Buffer {
-  // No timestamp: the node's ctime says when it was created, and the data stays the same for every acquisition.
-  const info: OwnerInfo = { id: id ?? `${HOST}:${process.pid}`, host: HOST, pid: process.pid };
+/** Owner data; `attempt` only for a node whose name does not identify the attempt (queue locks build theirs once per lock). */
+export function ownerData(id: string | undefined, attempt?: string): Buffer {
+  // No timestamp: the node's ctime says when it was created, and a queue lock's data stays the same for every acquisition.
+  const info: OwnerInfo = { id: id ?? `${HOST}:${process.pid}`, host: HOST, pid: process.pid, ...(attempt === undefined ? {} : { attempt }) };
   return Buffer.from(JSON.stringify(info));
 }
 
@@ -28,6 +34,12 @@ export function parseOwner(data: Buffer): OwnerInfo | { id: string } {
     // not ours
   }
   return { id: text };
+}
+
+/** The attempt named in owner data, if zklock wrote one there. */
+export function attemptOf(data: Buffer): string | undefined {
+  const owner = parseOwner(data);
+  return 'attempt' in owner && typeof owner.attempt === 'string' ? owner.attempt : undefined;
 }
 
 /** Whether a contender's data is zklock's owner record (not kazoo's identifier, not Curator's IP). */

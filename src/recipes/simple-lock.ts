@@ -1,21 +1,38 @@
+import { randomUUID } from 'node:crypto';
 import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, parentOf, validatePath } from '../client/index.js';
+import { abandon } from './abandon.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
-import { ownerData } from './owner-data.js';
+import { attemptOf, ownerData } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 
 export interface SimpleLockOptions extends LeaseMonitorOptions {
   ownerId?: string;
 }
 
+/** One tryAcquire or acquire call. Its random id, in its node's data, tells its node from any other, of our session or not. */
+interface Attempt {
+  id: string;
+  data: Buffer;
+  deadline: Deadline;
+}
+
+/** The node at the lock path, and whether the attempt looking made it. */
+interface Found {
+  stat: Stat;
+  ours: boolean;
+}
+
 /**
- * The single-node lock: `path` itself is an EPHEMERAL node whose data names the owner.
- * `tryAcquire` answers correctly even when the connection dropped during the create (the node may
- * be ours: its owner session decides). `acquire` watches the node, so every waiter wakes when it
- * goes (a herd, by design of this recipe): use {@link Mutex} for fair, herd-free queueing.
+ * The single-node lock: `path` itself is an EPHEMERAL node whose data names the owner and the
+ * acquisition attempt. A node is ours only if this attempt made it: callers on one client share
+ * its session, so a node of our session made by another call means "taken", like anyone else's.
+ * `tryAcquire` answers correctly even when the connection dropped during the create. `acquire`
+ * watches the node, so every waiter wakes when it goes (a herd, by design of this recipe): use
+ * {@link Mutex} for fair, herd-free queueing. Its leases refuse `guard()` (see Lease.guard).
  */
 export class SimpleLock {
   constructor(
@@ -29,33 +46,43 @@ export class SimpleLock {
 
   /** The lock if free now, else null. Never waits for the lock; leaves no node when it returns null. */
   async tryAcquire(): Promise<Lease | null> {
-    const deadline = new Deadline({}, this.path, 'tryAcquire');
+    const attempt = this.begin(new Deadline({}, this.path, 'tryAcquire'));
     try {
-      return await this.attempt(deadline);
+      return await this.attempt(attempt);
     } finally {
-      deadline.dispose();
+      attempt.deadline.dispose();
     }
   }
 
   async acquire(options: AcquireOptions = {}): Promise<Lease> {
-    const deadline = new Deadline(options, this.path, 'acquire');
+    const attempt = this.begin(new Deadline(options, this.path, 'acquire'));
     try {
       for (;;) {
-        const lease = await this.attempt(deadline);
+        const lease = await this.attempt(attempt);
         if (lease) return lease;
-        await this.waitForRelease(deadline);
+        await this.waitForRelease(attempt.deadline);
       }
     } finally {
-      deadline.dispose();
+      attempt.deadline.dispose();
     }
   }
 
-  private async attempt(deadline: Deadline): Promise<Lease | null> {
+  private begin(deadline: Deadline): Attempt {
+    // One id per call, not per create: a create of this call that ran late is still ours to adopt.
+    const id = randomUUID();
+    return { id, data: ownerData(this.options.ownerId, id), deadline };
+  }
+
+  private async attempt(attempt: Attempt): Promise<Lease | null> {
     const { client } = this;
+    const { deadline } = attempt;
     for (;;) {
       deadline.check();
+      const session = client.sessionId;
+      let found: Found | null;
       try {
-        const { stat } = await client.create(this.path, ownerData(this.options.ownerId), { mode: 'EPHEMERAL' });
+        // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
+        const { stat } = await client.create(this.path, attempt.data, { mode: 'EPHEMERAL', signal: deadline.requestSignal });
         return this.lease(stat);
       } catch (error) {
         if (!(error instanceof ZooKeeperError)) throw error;
@@ -63,34 +90,59 @@ export class SimpleLock {
           await deadline.race(client.ensurePath(parentOf(this.path), { container: true }));
           continue;
         }
-        if (error.code !== 'NODEEXISTS' && error.code !== 'CONNECTIONLOSS') throw error;
-        // NODEEXISTS, or an unknown outcome: the node's owner session tells whether it is ours.
-        const stat = error.code === 'NODEEXISTS' ? await client.exists(this.path) : await this.statAfterConnectionLoss(deadline);
-        if (!stat) continue;
-        return stat.ephemeralOwner === client.sessionId ? this.lease(stat) : null;
+        if (error.code === 'NODEEXISTS') found = await this.look(attempt, false);
+        else if (error.code === 'CONNECTIONLOSS' || error.code === 'TIMEOUT' || error.code === 'ABORTED') found = await this.afterLostCreate(attempt, session);
+        else throw error;
+      }
+      // No node: free again (or our create never ran), create again.
+      if (found) return found.ours ? this.lease(found.stat) : null;
+    }
+  }
+
+  /** The create's outcome is unknown: find its node once we can; when we give up, make sure it goes. */
+  private async afterLostCreate(attempt: Attempt, session: bigint): Promise<Found | null> {
+    try {
+      attempt.deadline.check();
+      return await this.look(attempt, true);
+    } catch (failure) {
+      await abandon(this.client, session, this.path, async () => {
+        const found = await this.read(attempt, session);
+        return found?.ours ? { path: this.path, czxid: found.stat.czxid } : undefined;
+      });
+      throw failure;
+    }
+  }
+
+  /** The node at our path (null: none), read again across connection losses within the deadline. */
+  private async look(attempt: Attempt, afterLoss: boolean): Promise<Found | null> {
+    const { client } = this;
+    const { deadline } = attempt;
+    for (;;) {
+      await awaitSession(client, client.sessionId, deadline);
+      try {
+        // After a lost reply the session may have moved to a server that has not seen our create yet.
+        if (afterLoss) await client.sync(this.path, { signal: deadline.requestSignal });
+        return await this.read(attempt, client.sessionId, deadline.requestSignal);
+      } catch (error) {
+        deadline.check();
+        if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) throw error;
       }
     }
   }
 
-  /** The node's Stat once we can read it again, on a server that has seen our create if it ran. */
-  private async statAfterConnectionLoss(deadline: Deadline): Promise<Stat | null> {
-    const { client } = this;
-    const session = client.sessionId;
-    for (;;) {
-      await awaitSession(client, session, deadline);
-      try {
-        await client.sync(this.path);
-        return await client.exists(this.path);
-      } catch (error) {
-        if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) throw error;
-        deadline.check();
-      }
+  /** The node at our path (null: none), and whether `attempt` made it in session `session`. */
+  private async read(attempt: Attempt, session: bigint, signal?: AbortSignal): Promise<Found | null> {
+    try {
+      const { data, stat } = await this.client.getData(this.path, { signal });
+      return { stat, ours: stat.ephemeralOwner === session && attemptOf(data) === attempt.id };
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') return null;
+      throw error;
     }
   }
 
   private lease(stat: Stat): Lease {
-    // The node's name is not unique to us: release must check it is still the node we created.
-    return new Lease(this.client, this.path, this.path, stat, { ...this.options, verifyBeforeDelete: true });
+    return new Lease(this.client, this.path, this.path, stat, { ...this.options, reusableName: true });
   }
 
   /** Resolves when the node may be free: deleted, changed, or unknown after a connection loss (the caller tries again). */

@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { ZooKeeperClient } from '../../src/index.js';
+import { LockError, LockLostError, SimpleLock } from '../../src/index.js';
+import type { FaultProxy } from '../../src/testing/index.js';
+import { eventually, nextEvent } from '../support/wait.js';
+import { RecipeFixture, within } from './fixtures.js';
+
+function isLockError(code: string): (error: unknown) => boolean {
+  return (error) => error instanceof LockError && error.code === code;
+}
+
+/**
+ * Loses the reply to the `nth` request whose bytes contain `marker` (see faults.test.ts, whose
+ * helper loses the first): once that request has gone upstream, replies are black-holed; once one
+ * was dropped the connection is reset, so the client sees CONNECTIONLOSS for a request the server
+ * did execute, and reconnects.
+ */
+async function loseReplyTo(proxy: FaultProxy, marker: string, nth = 1): Promise<void> {
+  let seen = 0;
+  const droppedBefore = proxy.stats().droppedDownstreamBytes;
+  const unsubscribe = proxy.onChunk((event) => {
+    if (seen < nth && event.direction === 'upstream' && !event.dropped && event.chunk.includes(marker) && ++seen === nth) proxy.blackhole('downstream');
+  });
+  try {
+    await eventually(() => seen === nth && proxy.stats().droppedDownstreamBytes > droppedBefore, 10_000, `reply to request #${nth} with "${marker}" dropped`);
+  } finally {
+    unsubscribe();
+  }
+  proxy.resetAll();
+  proxy.passThrough();
+}
+
+/** A bound for what a session's timeout bounds (detecting a dead connection, reconnecting): 3× plus headroom for a busy machine. */
+function sessionBound(client: ZooKeeperClient): number {
+  return 3 * client.sessionTimeout + 5000;
+}
+
+describe('SimpleLock safety', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('two tryAcquire callers on one client: one lease, the other null; after the release and another process taking it, nobody stale holds', async () => {
+    const client = await zk.client();
+    const lock = new SimpleLock(client, '/ss/try/node');
+    const a = await lock.tryAcquire();
+    assert.ok(a, 'the first caller holds');
+    const b = await new SimpleLock(client, '/ss/try/node').tryAcquire();
+    const again = await lock.tryAcquire();
+    await a.release();
+    const other = await new SimpleLock(await zk.client(), '/ss/try/node').tryAcquire();
+    assert.ok(other, 'another process takes the free lock');
+    assert.equal(b?.held ?? false, false, 'a stale lease still reports held while another process holds the lock');
+    assert.equal(b, null, `a second caller on the same session got a lease too (fencing token ${b?.fencingToken} = ${a.fencingToken})`);
+    assert.equal(again, null, 'a second call on the same lock object got a lease too');
+    await other.release();
+    assert.equal(await zk.admin.exists('/ss/try/node'), null);
+  });
+
+  it('a second acquire on the same client waits for the first lease, then holds its own node (a new fencing token)', async () => {
+    const client = await zk.client();
+    const first = await new SimpleLock(client, '/ss/wait/node').acquire({ timeout: 20_000 });
+    let releasedFirst = false;
+    let settledEarly = false;
+    const second = new SimpleLock(client, '/ss/wait/node').acquire({ timeout: 20_000 }).finally(() => (settledEarly = !releasedFirst));
+    second.catch(() => undefined);
+    // The second caller's create, its NODEEXISTS and its read have run once this later round trip of the same session answers.
+    await client.sync('/ss/wait/node');
+    await client.exists('/ss/wait/node');
+    releasedFirst = true;
+    await first.release();
+    const lease = await within(second, 10_000, 'the waiting caller acquires after the release');
+    assert.equal(settledEarly, false, 'the second acquire resolved while the first lease held the lock');
+    assert.notEqual(lease.fencingToken, first.fencingToken, 'two leases with one fencing token');
+    assert.equal((await zk.admin.exists('/ss/wait/node'))?.czxid, lease.fencingToken, "the lease is on the node it created");
+    await lease.release();
+    assert.equal(await zk.admin.exists('/ss/wait/node'), null);
+  });
+
+  it("a lost create reply adopts only this attempt's node: another caller's node of our session means taken", async () => {
+    await zk.admin.ensurePath('/ss/lost');
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 6000 });
+    const holder = await new SimpleLock(client, '/ss/lost/node').tryAcquire();
+    assert.ok(holder);
+    const reconnected = nextEvent(client, 'reconnected', sessionBound(client));
+    const attempt = new SimpleLock(client, '/ss/lost/node').tryAcquire();
+    await loseReplyTo(proxy, '/ss/lost/node');
+    await reconnected;
+    const stolen = await within(attempt, sessionBound(client), 'tryAcquire answers after the reconnect');
+    assert.equal(stolen, null, "the lost-reply path adopted another caller's node of our session");
+    assert.equal((await zk.admin.exists('/ss/lost/node'))?.czxid, holder.fencingToken, "the holder's node is untouched");
+    await holder.release();
+    assert.equal(await zk.admin.exists('/ss/lost/node'), null);
+  });
+
+  it('our node deleted and a namesake created: the signal aborts with NODE_DELETED and guard() refuses, writing nothing', async () => {
+    const client = await zk.client();
+    await zk.admin.ensurePath('/ss/guarded-state');
+    const lease = await new SimpleLock(client, '/ss/namesake/node').acquire();
+    // Nobody looked at the lease yet: the monitor has no watch to see the deletion with.
+    await zk.admin.delete('/ss/namesake/node');
+    const other = await new SimpleLock(await zk.client(), '/ss/namesake/node').tryAcquire();
+    assert.ok(other, 'another process holds the namesake');
+    await assert.rejects(lease.guard([{ op: 'setData', path: '/ss/guarded-state', data: 'stale' }]), isLockError('GUARD_NOT_SUPPORTED'));
+    assert.equal((await zk.admin.getData('/ss/guarded-state')).data.length, 0, "guard() committed on the other holder's node");
+    await eventually(() => lease.signal.aborted, 10_000, 'the signal aborts although a namesake exists');
+    const reason = lease.signal.reason as LockLostError;
+    assert.ok(reason instanceof LockLostError && reason.reason === 'NODE_DELETED', String(reason));
+    assert.equal(lease.held, false);
+    await lease.release();
+    assert.equal((await zk.admin.exists('/ss/namesake/node'))?.czxid, other.fencingToken, "the stale lease's release left the namesake alone");
+    await other.release();
+  });
+
+  it('guard() on a SimpleLock lease is refused with GUARD_NOT_SUPPORTED even while held', async () => {
+    const client = await zk.client();
+    await zk.admin.ensurePath('/ss/guarded-held');
+    const lease = await new SimpleLock(client, '/ss/guard/node').acquire();
+    assert.ok(lease.held);
+    await assert.rejects(lease.guard([{ op: 'setData', path: '/ss/guarded-held', data: 'x' }]), (e) => isLockError('GUARD_NOT_SUPPORTED')(e) && (e as LockError).path === '/ss/guard/node');
+    assert.equal((await zk.admin.getData('/ss/guarded-held')).data.length, 0);
+    await lease.release();
+  });
+
+  it('a namesake created while we were disconnected: on reconnect (NodeDataChanged, not NodeDeleted) the signal aborts with NODE_DELETED', async () => {
+    await zk.admin.ensurePath('/ss/offline');
+    // A long session: the disconnection must not end the lease for the wrong reason.
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 20_000 });
+    const lease = await new SimpleLock(client, '/ss/offline/node').acquire();
+    assert.ok(!lease.signal.aborted);
+    // One session's requests run in order: once this answers, the monitor's watch is set.
+    await client.exists('/ss/offline');
+    proxy.blackhole('both');
+    await zk.admin.delete('/ss/offline/node');
+    const other = await new SimpleLock(await zk.client(), '/ss/offline/node').tryAcquire();
+    assert.ok(other, 'another process holds the namesake');
+    const reconnected = nextEvent(client, 'reconnected', sessionBound(client));
+    proxy.resetAll();
+    proxy.passThrough();
+    await reconnected;
+    await eventually(() => lease.signal.aborted, 10_000, 'the signal aborts after the reconnect');
+    const reason = lease.signal.reason as LockLostError;
+    assert.ok(reason instanceof LockLostError && reason.reason === 'NODE_DELETED', String(reason));
+    await lease.release();
+    assert.equal((await zk.admin.exists('/ss/offline/node'))?.czxid, other.fencingToken, 'the namesake is untouched');
+    await other.release();
+  });
+
+  it('a lost create reply and the deadline passing: the acquire rejects, and after the reconnect no node of ours is left', async () => {
+    await zk.admin.ensurePath('/ss/leak');
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 4000 });
+    // Sent, executed, reply lost on a half-open connection: the deadline passes before the client notices.
+    let sent = false;
+    const unsubscribe = proxy.onChunk((event) => {
+      if (!sent && event.direction === 'upstream' && event.chunk.includes('/ss/leak/node')) {
+        sent = true;
+        proxy.blackhole('downstream');
+      }
+    });
+    try {
+      await within(
+        assert.rejects(new SimpleLock(client, '/ss/leak/node').acquire({ timeout: 300 }), isLockError('LOCK_TIMEOUT')),
+        sessionBound(client),
+        'the acquire rejects',
+      );
+    } finally {
+      unsubscribe();
+    }
+    assert.ok(sent, 'the create went upstream');
+    await eventually(async () => (await zk.admin.exists('/ss/leak/node')) !== null, 10_000, 'the lost create runs on the server');
+    proxy.resetAll();
+    proxy.passThrough();
+    await eventually(async () => (await zk.admin.exists('/ss/leak/node')) === null, sessionBound(client), "the lost create's node removed after the reconnect");
+    assert.deepEqual(await client.getEphemerals('/ss/leak'), [], 'nothing of ours is left');
+    const lease = await new SimpleLock(await zk.client(), '/ss/leak/node').tryAcquire();
+    assert.ok(lease, 'the lock is free for others');
+    await lease.release();
+  });
+
+  it('a CONNECTIONLOSS on the read after NODEEXISTS is retried, not thrown', async () => {
+    await zk.admin.ensurePath('/ss/read-loss');
+    const holder = await new SimpleLock(await zk.client(), '/ss/read-loss/node').acquire();
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 6000 });
+    const attempt = new SimpleLock(client, '/ss/read-loss/node').tryAcquire();
+    // Request #1 with the path is the create (NODEEXISTS), #2 the read of the holder's node.
+    await loseReplyTo(proxy, '/ss/read-loss/node', 2);
+    assert.equal(await within(attempt, sessionBound(client), 'tryAcquire answers after the reconnect'), null, 'taken by the holder');
+    await holder.release();
+    assert.equal(await zk.admin.exists('/ss/read-loss/node'), null);
+  });
+
+  it('a czxid-checked release whose delete meets BADVERSION (our node written meanwhile) still deletes our node', async () => {
+    const client = await zk.client();
+    const lease = await new SimpleLock(client, '/ss/badversion/node').acquire();
+    // Someone writes our node between the release's read of it and its versioned delete.
+    const exists = client.exists.bind(client);
+    let written = false;
+    client.exists = async (path, options) => {
+      const stat = await exists(path, options);
+      if (path === '/ss/badversion/node' && !written) {
+        written = true;
+        await zk.admin.setData(path, 'written meanwhile');
+      }
+      return stat;
+    };
+    try {
+      await lease.release();
+    } finally {
+      client.exists = exists;
+    }
+    assert.ok(written, 'the release read the node before deleting it');
+    assert.equal(await zk.admin.exists('/ss/badversion/node'), null, 'the release claimed our node gone while it is still there');
+  });
+});
