@@ -65,6 +65,16 @@ export class NotAcquired extends Error {}
  * waiting we queue again at the back with the new session while the deadline allows.
  */
 export async function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
+  try {
+    return await joinQueue(o);
+  } catch (error) {
+    // Requests bounded by the deadline reject with the client's ABORTED when it passes, wherever
+    // they were: every lock rejects with the deadline's own LockError (LOCK_TIMEOUT or ABORTED).
+    throw o.deadline.expired ? (o.deadline.signal.reason as LockError) : error;
+  }
+}
+
+async function joinQueue(o: QueueOptions): Promise<HeldNode> {
   for (;;) {
     o.deadline.check();
     const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, o.previous);
@@ -226,16 +236,17 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
   const owner = node.stat.ephemeralOwner;
   let ahead = blockers(queue, self);
-  if (ahead.length > 0 && o.wait === false) throw new NotAcquired();
+  if (ahead.length > 0 && o.wait === false) {
+    // Anyone ahead of a writer holds or waits. A reader shares with writers that downgraded: look.
+    if (o.kind === 'exclusive') throw new NotAcquired();
+    ahead = await untilAnswered(o, owner, () => presentBlockers(o, ahead));
+    if (ahead.length > 0) throw new NotAcquired();
+  }
   let recordOver: number | null = null;
   while (ahead.length > 0) {
     const gone = ahead[0]!;
     const data = await waitUntilGone(o, gone, owner);
-    // Usually the nearest blocker went because it held the lock and released it, so everyone
-    // before it is gone too: check all the rest in one round trip rather than one by one.
-    // Only a zklock holder of the exclusive lock leaves a release record.
-    const mayHaveRecorded = gone.kind === 'exclusive' && (data === undefined || writtenByZklock(data));
-    const check = await stillBlocking(o, gone.name, mayHaveRecorded, ahead.slice(1), owner);
+    const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, data), ahead.slice(1), owner);
     ahead = check.blocking;
     if (check.recordOver !== undefined) recordOver = check.recordOver;
   }
@@ -270,39 +281,103 @@ interface Check {
 }
 
 /**
- * After the nearest blocker `gone` went: the blockers that still exist (and, for a reader, still
- * block it), nearest first. A release record naming `gone` in the lock path's data answers at
- * once (looked for when `gone` may have left one); otherwise one multiRead of the rest, or one
- * listing when many are left.
+ * After the nearest blocker `gone` went: which of `candidates` (the rest of our first listing,
+ * nearest first) still block us. Usually `gone` held the lock and released it, so everyone ahead
+ * of it is gone too: all the rest are checked in one round trip rather than watched one by one.
+ *
+ * The answer is the plain check, presentBlockers. When `gone` may have left a release record, the
+ * fast path readRecord may answer first; the plain check then goes only on a miss or, while
+ * records keep missing on this lock, pipelined right behind the record read, so that a miss costs
+ * no extra round trip (one session's replies come in order: the record's answers first).
  */
-async function stillBlocking(o: QueueOptions, gone: string, mayHaveRecorded: boolean, candidates: Contender[], owner: bigint): Promise<Check> {
-  let readRecord = mayHaveRecorded && candidates.length > 0;
-  let recordOver: number | null | undefined;
-  while (candidates.length > 0) {
+async function stillBlocking(o: QueueOptions, gone: string, lookForRecord: boolean, candidates: Contender[], owner: bigint): Promise<Check> {
+  if (candidates.length === 0) return { blocking: [] };
+  let record: RecordRead | undefined;
+  return untilAnswered(o, owner, async () => {
+    const reading = lookForRecord && !record ? readRecord(o, gone) : undefined;
+    const plain = !reading || o.records.missed ? presentBlockers(o, candidates) : undefined;
+    // Not awaited when the record answers (or its read fails first): its outcome no longer matters.
+    plain?.catch(() => undefined);
+    if (reading) {
+      record = await reading;
+      if (record.namesGone) return { blocking: [], recordOver: record.over };
+    }
+    return { blocking: await (plain ?? presentBlockers(o, candidates)), recordOver: record?.over };
+  });
+}
+
+/**
+ * The plain check: which of `candidates` (contenders that were ahead of us) still block us,
+ * nearest first. Nodes ahead of us only ever go, so a node gone (NONODE) is out for good, and so
+ * is, for a reader, a writer that downgraded (the marker in its data). One multiRead of their
+ * data; past LIST_INSTEAD_OF_READ of them, one listing first, which is all a writer needs (anyone
+ * still ahead blocks it) and all a reader gets while many writers are left (watching the nearest
+ * one then finds the marker, see watchOnce).
+ */
+async function presentBlockers(o: QueueOptions, candidates: Contender[]): Promise<Contender[]> {
+  let left = candidates;
+  if (left.length > LIST_INSTEAD_OF_READ) {
+    const present = new Set((await o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal })).children);
+    left = left.filter((c) => present.has(c.name));
+    if (o.kind === 'exclusive' || left.length > LIST_INSTEAD_OF_READ) return left;
+  }
+  if (left.length === 0) return left;
+  const reads = await o.client.multiRead(
+    left.map((c) => ({ type: 'getData' as const, path: joinPath(o.lockPath, c.name) })),
+    { signal: o.deadline.requestSignal },
+  );
+  return left.filter((_, i) => stillBlocks(o, reads[i]));
+}
+
+function stillBlocks(o: QueueOptions, read: MultiReadResult | undefined): boolean {
+  if (read instanceof ZooKeeperError) return read.code !== 'NONODE';
+  // A downgraded writer holds a read lock: it no longer blocks readers.
+  return !(o.kind === 'shared' && read?.op === 'getData' && isDowngraded(read.data));
+}
+
+/** Only a zklock holder of the exclusive lock leaves a release record (no data: it went before we read it). */
+function mayHaveRecorded(gone: Contender, data: Buffer | undefined): boolean {
+  return gone.kind === 'exclusive' && (data === undefined || writtenByZklock(data));
+}
+
+interface RecordRead {
+  /** The lock path's data is a release record naming the blocker that went. */
+  namesGone: boolean;
+  /** The version a release record of ours may replace, or null when the data is someone's own. */
+  over: number | null;
+}
+
+/**
+ * The fast path: reads the lock path's data for a release record naming `gone`. Its proof (see
+ * release-record.ts): only a holder writes the record, in the transaction that deletes its node,
+ * so `gone` held the lock, so every contender that was ahead of it had gone for good; the rest of
+ * our first listing was ahead of `gone`, so nothing is left ahead of us. Notes on the lock whether
+ * records answer here (see stillBlocking).
+ */
+async function readRecord(o: QueueOptions, gone: string): Promise<RecordRead> {
+  let read;
+  try {
+    read = await o.client.getData(o.lockPath, { signal: o.deadline.requestSignal });
+  } catch (error) {
+    // Not allowed to read the lock path's data: no record to find, and none to leave.
+    if (!(error instanceof ZooKeeperError) || error.code !== 'NOAUTH') throw error;
+    o.records.missed = true;
+    return { namesGone: false, over: null };
+  }
+  o.records.missed = !recordsRelease(read.data, gone);
+  return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null };
+}
+
+/**
+ * Runs `attempt` (reads about the queue) until it answers: again once reconnected after a
+ * connection loss (bounded by the deadline); SessionLost when our session, and our node with it,
+ * has ended.
+ */
+async function untilAnswered<T>(o: QueueOptions, owner: bigint, attempt: () => Promise<T>): Promise<T> {
+  for (;;) {
     if (o.client.sessionId !== owner) throw new SessionLost();
     try {
-      const direct = candidates.length <= LIST_INSTEAD_OF_READ;
-      const paths = [...(readRecord ? [o.lockPath] : []), ...(direct ? candidates.map((c) => joinPath(o.lockPath, c.name)) : [])];
-      const read = paths.length === 0 ? Promise.resolve([]) : o.client.multiRead(paths.map((path) => ({ type: 'getData' as const, path })), { signal: o.deadline.requestSignal });
-      // After records were missing here, list along with the record read rather than after it.
-      const listing = direct || (readRecord && !o.records.missed) ? undefined : o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal });
-      listing?.catch(() => undefined);
-      const results = await read;
-      if (readRecord) {
-        readRecord = false;
-        const lockPath = results.shift();
-        if (lockPath && !(lockPath instanceof ZooKeeperError) && lockPath.op === 'getData') {
-          recordOver = holdsNoUserData(lockPath.data) ? lockPath.stat.version : null;
-          o.records.missed = !recordsRelease(lockPath.data, gone);
-          if (!o.records.missed) return { blocking: [], recordOver };
-        }
-      }
-      if (direct) return { blocking: candidates.filter((_, i) => stillBlocks(o, results[i])), recordOver };
-      const { children } = await (listing ?? o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal }));
-      const present = new Set(children);
-      candidates = candidates.filter((c) => present.has(c.name));
-      // Readers still need the data of the writers left, for the downgrade marker; they are few.
-      if (o.kind === 'exclusive' || candidates.length > LIST_INSTEAD_OF_READ) return { blocking: candidates, recordOver };
+      return await attempt();
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
       if (error.code === 'SESSIONEXPIRED') throw new SessionLost();
@@ -310,13 +385,6 @@ async function stillBlocking(o: QueueOptions, gone: string, mayHaveRecorded: boo
       await awaitSession(o.client, owner, o.deadline);
     }
   }
-  return { blocking: candidates, recordOver };
-}
-
-function stillBlocks(o: QueueOptions, read: MultiReadResult | undefined): boolean {
-  if (read instanceof ZooKeeperError) return read.code !== 'NONODE';
-  // A downgraded writer holds a read lock: it no longer blocks readers.
-  return !(o.kind === 'shared' && read?.op === 'getData' && isDowngraded(read.data));
 }
 
 /** Sets a data watch on `path` (getData, not exists: a vanished node must not leave a creation watch behind) and waits for it; the data read goes into `seen`. */

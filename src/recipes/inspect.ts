@@ -3,13 +3,16 @@ import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender } from './contender-name.js';
 import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
-import { parseOwner } from './owner-data.js';
+import { isDowngraded, parseOwner } from './owner-data.js';
 
 export interface ContenderInfo {
   name: string;
   path: string;
   seq: number;
+  /** A downgraded writer is `shared`: it holds a read lock now (zklock's readers share it; Curator's and kazoo's still wait for it). */
   kind: Contender['kind'];
+  /** Set on a write node whose holder downgraded to a read lock (ReadWriteLock.downgrade). */
+  downgraded?: true;
   owner: OwnerInfo | { id: string };
   /** The owning session. */
   sessionId: bigint;
@@ -63,23 +66,24 @@ async function describeQueue(
   queue.forEach((contender, i) => {
     const read = reads[i];
     if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
+    const downgraded = isDowngraded(read.data);
     all.push({
       name: contender.name,
       path: joinPath(parent, contender.name),
       seq: contender.seq,
-      kind: contender.kind,
+      kind: downgraded ? 'shared' : contender.kind,
+      ...(downgraded ? { downgraded: true as const } : {}),
       owner: parseOwner(read.data),
       sessionId: read.stat.ephemeralOwner,
       createdAt: new Date(read.stat.ctime),
       fencingToken: read.stat.czxid,
     });
   });
-  // A downgraded writer (ReadWriteLock.downgrade) no longer blocks readers; it still blocks writers.
-  const downgraded = new Set(all.filter((c) => 'downgraded' in c.owner && c.owner.downgraded === true).map((c) => c.name));
-  // Nodes that went between the listing and the reads block nobody.
-  const present = queue.filter((c) => all.some((a) => a.name === c.name));
+  // Nodes that went between the listing and the reads block nobody. A downgraded writer is a
+  // reader here: it no longer blocks readers, and still blocks the writers behind it.
+  const present = all.map((c): Contender => ({ name: c.name, seq: c.seq, kind: c.kind, protectionId: undefined }));
   for (const contender of present) {
-    if (blockers(present, contender, contender.kind === 'shared' ? downgraded : undefined).length === 0) holding.add(contender.name);
+    if (blockers(present, contender).length === 0) holding.add(contender.name);
   }
   return { all, holding };
 }

@@ -58,9 +58,7 @@ export class MultiLock {
     try {
       for (;;) {
         for (const lock of this.locks) taken.push(await lock.acquire({ signal: deadline.signal }));
-        // A lock taken early can be lost while we wait for a later one (the session expired and a
-        // later wait re-queued on the new session): never hand out a lease that is already lost.
-        if (taken.every((lease) => lease.held)) return new MultiLease(taken);
+        if (await this.confirmHeld(taken, deadline.signal)) return new MultiLease(taken);
         await releaseInReverse(taken);
         taken = [];
       }
@@ -73,7 +71,7 @@ export class MultiLock {
     }
   }
 
-  /** All the locks if all are free now, else null; nothing is left held when it returns null. */
+  /** All the locks if all are free now (and none was lost meanwhile), else null; nothing is left held when it returns null. */
   async tryAcquire(): Promise<MultiLease | null> {
     const taken: Lease[] = [];
     try {
@@ -85,11 +83,24 @@ export class MultiLock {
         }
         taken.push(lease);
       }
-      return new MultiLease(taken);
+      if (await this.confirmHeld(taken)) return new MultiLease(taken);
+      await releaseInReverse(taken);
+      return null;
     } catch (error) {
       await releaseInReverse(taken);
       throw error;
     }
+  }
+
+  /**
+   * A lock taken early can be lost while we wait for a later one (its session expired and a later
+   * wait re-queued on the new session; an operator deleted its node), and a lease learns of a loss
+   * only through a watch set once someone looks: never hand out a lease already lost, ask the
+   * server (one pipelined round trip per client).
+   */
+  private async confirmHeld(taken: readonly Lease[], signal?: AbortSignal): Promise<boolean> {
+    const confirmed = await Promise.all(this.locks.map((lock, i) => lock.confirmHeld(taken[i]!, signal)));
+    return confirmed.every(Boolean);
   }
 
   async runExclusive<T>(fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {

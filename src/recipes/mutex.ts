@@ -1,5 +1,5 @@
 import type { ZooKeeperClient } from '../client/index.js';
-import { validatePath } from '../client/index.js';
+import { ZooKeeperError, validatePath } from '../client/index.js';
 import type { ContenderKind, Layout } from './contender-name.js';
 import type { HeldNode } from './contender-queue.js';
 import { NotAcquired, acquireInQueue } from './contender-queue.js';
@@ -7,9 +7,8 @@ import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
-import { LockError } from './lock-error.js';
 import { ownerData } from './owner-data.js';
-import { heldBy, runHolding } from './reentrancy.js';
+import { refuseInside, runSection, sectionOf } from './reentrancy.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { releaseRecord } from './release-record.js';
@@ -64,9 +63,7 @@ export class QueueLock {
    * would queue behind our first (and behind any writer waiting for it) and wait forever.
    */
   protected precheck(): void {
-    if (heldBy<Lease>(this)?.lease.held) {
-      throw new LockError('WOULD_DEADLOCK', 'this call chain already holds this lock', { path: this.lockPath, op: 'acquire' });
-    }
+    refuseInside(sectionOf(this), this.lockPath, 'WOULD_DEADLOCK', 'this call chain already holds this lock');
   }
 
   private async join(attempt: AcquireAttempt, wait: boolean): Promise<Lease> {
@@ -108,9 +105,26 @@ export class QueueLock {
   async runExclusive<T>(fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     const lease = await this.acquire(options);
     try {
-      return await runHolding(this, lease, async () => fn(lease));
+      return await runSection(this, lease, async () => fn(lease));
     } finally {
       await releaseQuietly(lease);
+    }
+  }
+
+  /**
+   * Whether `lease`, taken from this lock, still holds by the server's word: our session is the
+   * client's current one and our node is there, the very one we created. Reading `held` first
+   * sets the lease's node watch, which goes before this read in the session's order: a loss after
+   * the read reaches the lease's signal. False when the server cannot be asked (connection lost).
+   */
+  async confirmHeld(lease: Lease, signal?: AbortSignal): Promise<boolean> {
+    if (!lease.held || this.client.sessionId !== lease.sessionId) return false;
+    try {
+      const stat = await this.client.exists(lease.node, { signal });
+      return stat !== null && stat.czxid === lease.fencingToken && stat.ephemeralOwner === lease.sessionId;
+    } catch (error) {
+      if (error instanceof ZooKeeperError && ['CONNECTIONLOSS', 'TIMEOUT', 'SESSIONEXPIRED'].includes(error.code)) return false;
+      throw error;
     }
   }
 
@@ -131,9 +145,10 @@ export class QueueLock {
 }
 
 /**
- * A fair, reentrant mutex (Curator's InterProcessMutex layout by default). Re-acquiring inside
- * `runExclusive` from the same async call chain succeeds at once and is counted; the node goes
- * when the outermost call ends. Unrelated concurrent tasks of this process queue like anyone else.
+ * A fair, reentrant mutex (Curator's InterProcessMutex layout by default). `runExclusive` inside
+ * `runExclusive` from the same async call chain re-enters at once (see Section for what the chain
+ * covers); the node goes when the outermost call and every section re-entered from it have ended.
+ * Unrelated concurrent tasks of this process queue like anyone else.
  */
 export class Mutex extends QueueLock {
   constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
@@ -142,24 +157,18 @@ export class Mutex extends QueueLock {
 
   /** Inside `runExclusive` a second node of ours would wait for the first forever: re-enter with `runExclusive`. */
   protected override precheck(): void {
-    if (heldBy<Lease>(this)?.lease.held) {
-      throw new LockError('WOULD_DEADLOCK', 'this call chain holds this mutex: nest runExclusive to re-enter, acquire would wait for itself', {
-        path: this.lockPath,
-        op: 'acquire',
-      });
-    }
+    refuseInside(sectionOf(this), this.lockPath, 'WOULD_DEADLOCK', 'this call chain holds this mutex: nest runExclusive to re-enter, acquire would wait for itself');
   }
 
-  /** Runs `fn` holding the lock, then releases it. Nested calls on this mutex from inside `fn` re-enter. */
+  /**
+   * Runs `fn` holding the lock, then releases it once `fn` and every section re-entered from it
+   * have ended. Nested calls on this mutex from inside `fn` re-enter; after the lease was lost
+   * they fail with LOCK_LOST.
+   */
   override async runExclusive<T>(fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
-    const holding = heldBy<Lease>(this);
-    if (!holding?.lease.held) return super.runExclusive(fn, options);
-    holding.count++;
-    try {
-      return await fn(holding.lease);
-    } finally {
-      holding.count--;
-    }
+    const section = sectionOf(this);
+    if (section?.lease.held) return section.reenter(() => fn(section.lease));
+    return super.runExclusive(fn, options);
   }
 }
 

@@ -5,7 +5,7 @@ import { LockError } from './lock-error.js';
 import type { LockOptions } from './mutex.js';
 import { QueueLock } from './mutex.js';
 import { downgradedData } from './owner-data.js';
-import { heldBy } from './reentrancy.js';
+import { refuseInside, sectionOf } from './reentrancy.js';
 
 /**
  * A shared read / exclusive write lock in Curator's layout (`_c_<uuid>-__READ__<seq>`,
@@ -68,12 +68,7 @@ export class ReadLock extends QueueLock {
    */
   protected override precheck(): void {
     super.precheck();
-    if (heldBy<Lease>(this.pair.writeLock)?.lease.held) {
-      throw new LockError('WOULD_DEADLOCK', 'this call chain holds the write lock: use ReadWriteLock.downgrade(writeLease) to take the read lock', {
-        path: this.lockPath,
-        op: 'acquire',
-      });
-    }
+    refuseInside(sectionOf(this.pair.writeLock), this.lockPath, 'WOULD_DEADLOCK', 'this call chain holds the write lock: use ReadWriteLock.downgrade(writeLease) to take the read lock');
   }
 }
 
@@ -90,11 +85,6 @@ export class WriteLock extends QueueLock {
   /** Fails at once with UPGRADE_NOT_SUPPORTED inside the read lock's `runExclusive`: waiting for our own reader would never end. */
   protected override precheck(): void {
     super.precheck();
-    if (heldBy<Lease>(this.pair.readLock)?.lease.held) {
-      throw new LockError('UPGRADE_NOT_SUPPORTED', 'a read lock holder cannot take the write lock: release the read lock first', {
-        path: this.lockPath,
-        op: 'acquire',
-      });
-    }
+    refuseInside(sectionOf(this.pair.readLock), this.lockPath, 'UPGRADE_NOT_SUPPORTED', 'a read lock holder cannot take the write lock: release the read lock first');
   }
 }
