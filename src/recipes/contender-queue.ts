@@ -1,5 +1,6 @@
 import type { MultiReadResult, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
+import { abandon } from './abandon.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
 import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
@@ -10,7 +11,6 @@ import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { holdsNoUserData, recordsRelease } from './release-record.js';
-import { waitForSessionOrEnd } from './session-events.js';
 
 export interface QueueOptions {
   client: ZooKeeperClient;
@@ -49,6 +49,9 @@ export interface HeldNode extends QueuedNode {
 /** The session our node belonged to has ended: the node is gone with it. */
 class SessionLost extends Error {}
 
+/** Someone deleted our node while it waited (an operator, a forced release): our place in the queue is gone. */
+class NodeLost extends Error {}
+
 /** tryAcquire found someone ahead of us. */
 export class NotAcquired extends Error {}
 
@@ -86,6 +89,8 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
         if (o.failOnExpiry) throw new LockError('SESSION_EXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' });
         continue;
       }
+      // Queue again at the back, as Curator does; the deadline bounds how often.
+      if (error instanceof NodeLost) continue;
       await deleteGuaranteed(o.client, node.path, node.stat.ephemeralOwner);
       throw error;
     }
@@ -150,43 +155,15 @@ export async function createProtected(
           const adopted = await adoptAfterConnectionLoss(client, parent, prefix, protectionId, session, deadline);
           if (adopted) return adopted;
         } catch (failure) {
-          await abandon(client, parent, protectionId, session);
+          await abandon(client, session, parent, async () => {
+            const name = (await client.getChildren(parent)).children.find((child) => child.includes(protectionId));
+            return name === undefined ? undefined : { path: joinPath(parent, name) };
+          });
           throw failure;
         }
       } else if (error.code !== 'SESSIONEXPIRED') {
         throw error;
       }
-    }
-  }
-}
-
-/**
- * Deletes the node of a create whose outcome we never learned, if it exists, retried across
- * reconnects until done or the session is gone: a leaked contender would block the lock for the
- * rest of the session. While connected the rejection waits for it (briefly); waiting for a
- * reconnect would defeat the caller's deadline.
- */
-async function abandon(client: ZooKeeperClient, parent: string, protectionId: string, session: bigint): Promise<void> {
-  const cleanup = removeAbandoned(client, parent, protectionId, session).catch(() => undefined);
-  if (client.state !== 'connected') return;
-  // A connection that looks fine may be half-open: wait for a few round trips, not for its detection.
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(1000, client.sessionTimeout / 4))));
-  await Promise.race([cleanup, bound]);
-  clearTimeout(timer);
-}
-
-async function removeAbandoned(client: ZooKeeperClient, parent: string, protectionId: string, session: bigint): Promise<void> {
-  for (;;) {
-    if (client.state === 'closed' || client.sessionId !== session) return;
-    try {
-      await client.sync(parent);
-      const name = (await client.getChildren(parent)).children.find((child) => child.includes(protectionId));
-      if (name) await deleteGuaranteed(client, joinPath(parent, name), session);
-      return;
-    } catch (error) {
-      if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) return;
-      await waitForSessionOrEnd(client);
     }
   }
 }
@@ -243,17 +220,47 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
     if (ahead.length > 0) throw new NotAcquired();
   }
   let recordOver: number | null = null;
-  while (ahead.length > 0) {
-    const gone = ahead[0]!;
-    const data = await waitUntilGone(o, gone, owner);
-    const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, data), ahead.slice(1), owner);
-    ahead = check.blocking;
-    if (check.recordOver !== undefined) recordOver = check.recordOver;
+  const ours = ahead.length > 0 ? watchOwnNode(o.client, node.path) : undefined;
+  try {
+    while (ahead.length > 0) {
+      const gone = ahead[0]!;
+      const data = await waitUntilGone(o, gone, owner);
+      if (ours?.deleted) throw new NodeLost();
+      const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, data), ahead.slice(1), owner);
+      ahead = check.blocking;
+      if (check.recordOver !== undefined) recordOver = check.recordOver;
+    }
+  } finally {
+    ours?.ignore();
   }
   // A getData queued across an expiry runs on the new session: our node may be gone although every blocker went.
   if (o.client.sessionId !== node.stat.ephemeralOwner) throw new SessionLost();
   // Having read the lock path while waiting, we likely have someone queued behind us: tell them how we went.
   return o.kind === 'exclusive' ? recordOver : null;
+}
+
+/**
+ * A waiting node can be deleted by someone else; a lease on it would be lost before it began,
+ * while a newcomer sees an empty queue. Watched from the start of the wait, sent right before the
+ * first blocker's watch, so it costs no round trip. The server notifies in commit order: if our
+ * node went before our last blocker did, we hear of it first. A deletion after that is a holder's
+ * node deleted, which the lease's own monitor reports. The watch is not removed once we hold (the
+ * release fires it); `ignore` makes it harmless.
+ */
+function watchOwnNode(client: ZooKeeperClient, path: string): { readonly deleted: boolean; ignore(): void } {
+  let deleted = false;
+  let ignored = false;
+  client.exists(path, { watch: (event) => (deleted ||= !ignored && event.type === 'deleted') }).then(
+    (stat) => (deleted ||= !ignored && stat === null),
+    // Not watched across a lost connection: an admin deleting a waiting node then is caught by the lease monitor.
+    () => undefined,
+  );
+  return {
+    get deleted() {
+      return deleted;
+    },
+    ignore: () => (ignored = true),
+  };
 }
 
 type Outcome = 'gone' | 'again' | 'expired';
