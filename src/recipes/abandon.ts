@@ -1,7 +1,7 @@
 import type { ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { waitForSessionOrEnd } from './session-events.js';
+import { isTransient } from './transient.js';
 
 /** The node a create whose outcome we never learned left behind. */
 export interface AbandonedNode {
@@ -36,7 +36,7 @@ async function removeAbandoned(client: ZooKeeperClient, session: bigint, near: s
       if (node) await deleteGuaranteed(client, node.path, session, node.czxid === undefined ? {} : { czxid: node.czxid });
       return;
     } catch (error) {
-      if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) return;
+      if (!isTransient(error)) return;
       await waitForSessionOrEnd(client);
     }
   }

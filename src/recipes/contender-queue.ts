@@ -11,6 +11,7 @@ import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { holdsNoUserData, recordsRelease } from './release-record.js';
+import { createMayHaveRun, isTransient } from './transient.js';
 
 export interface QueueOptions {
   client: ZooKeeperClient;
@@ -140,7 +141,7 @@ export async function createProtected(
     } catch (error) {
       list?.catch(() => undefined);
       if (!(error instanceof ZooKeeperError)) throw error;
-      if (ours && error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT' && error.code !== 'ABORTED' && error.code !== 'SESSIONEXPIRED') {
+      if (ours && !createMayHaveRun(error) && error.code !== 'SESSIONEXPIRED') {
         // Our node exists but the listing was refused (no READ on the lock path, say): take it back.
         await deleteGuaranteed(client, ours.path, ours.owner);
         throw error;
@@ -148,7 +149,7 @@ export async function createProtected(
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
         await deadline.race(client.ensurePath(parent, { container: true }));
-      } else if (error.code === 'CONNECTIONLOSS' || error.code === 'TIMEOUT' || error.code === 'ABORTED') {
+      } else if (createMayHaveRun(error)) {
         // The create may have run: adopt its node, or, when we give up, make sure it goes.
         try {
           deadline.check();
@@ -200,7 +201,7 @@ async function adoptAfterConnectionLoss(
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
       if (error.code === 'NONODE' || error.code === 'SESSIONEXPIRED') return undefined;
-      if (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT') throw error;
+      if (!isTransient(error)) throw error;
     }
   }
 }
@@ -388,7 +389,7 @@ async function untilAnswered<T>(o: QueueOptions, owner: bigint, attempt: () => P
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
       if (error.code === 'SESSIONEXPIRED') throw new SessionLost();
-      if (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT') throw error;
+      if (!isTransient(error)) throw error;
       await awaitSession(o.client, owner, o.deadline);
     }
   }
@@ -433,7 +434,7 @@ function watchOnce(o: QueueOptions, path: string, owner: bigint, seen: { data?: 
         if (!(error instanceof ZooKeeperError)) return finish(() => reject(error));
         if (error.code === 'NONODE') return finish(() => resolve('gone'));
         if (error.code === 'SESSIONEXPIRED') return finish(() => resolve('expired'));
-        if (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT') return finish(() => reject(error));
+        if (!isTransient(error)) return finish(() => reject(error));
         try {
           // 'again' re-checks the session first: an expiry meanwhile means our node is gone.
           await awaitSession(client, owner, deadline);

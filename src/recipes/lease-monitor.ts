@@ -4,6 +4,7 @@ import type { LockLostReason } from './lock-error.js';
 import { LockLostError } from './lock-error.js';
 import { onSessionEvent } from './session-events.js';
 import { onLivenessLost } from './session-liveness.js';
+import { isTransient } from './transient.js';
 
 export interface LeaseMonitorOptions {
   /**
@@ -90,7 +91,7 @@ export class LeaseMonitor {
       if (this.stopped || !(error instanceof ZooKeeperError)) return;
       if (error.code === 'NONODE') this.lose('NODE_DELETED', 'our lock node no longer exists');
       // CONNECTIONLOSS: the state listener decides; the watch is set again on reconnect.
-      else if (error.code === 'CONNECTIONLOSS' || error.code === 'TIMEOUT') {
+      else if (isTransient(error)) {
         if (this.client.state === 'connected') this.watchNode();
         else this.rewatch = true;
       }

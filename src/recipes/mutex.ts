@@ -12,6 +12,7 @@ import { refuseInside, runSection, sectionOf } from './reentrancy.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { releaseRecord } from './release-record.js';
+import { isTransient } from './transient.js';
 
 export interface LockOptions extends LeaseMonitorOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
@@ -123,7 +124,7 @@ export class QueueLock {
       const stat = await this.client.exists(lease.node, { signal });
       return stat !== null && stat.czxid === lease.fencingToken && stat.ephemeralOwner === lease.sessionId;
     } catch (error) {
-      if (error instanceof ZooKeeperError && ['CONNECTIONLOSS', 'TIMEOUT', 'SESSIONEXPIRED'].includes(error.code)) return false;
+      if (isTransient(error) || (error instanceof ZooKeeperError && error.code === 'SESSIONEXPIRED')) return false;
       throw error;
     }
   }

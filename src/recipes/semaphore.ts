@@ -12,6 +12,7 @@ import type { LockOptions } from './mutex.js';
 import { Mutex, releaseQuietly } from './mutex.js';
 import { ownerData } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
+import { isTransient } from './transient.js';
 
 export interface SemaphoreOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -132,7 +133,7 @@ export class Semaphore {
       } catch (error) {
         if (!(error instanceof ZooKeeperError)) throw error;
         if (error.code === 'NONODE') return true;
-        if (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT') throw error;
+        if (!isTransient(error)) throw error;
         await awaitSession(this.client, queueLease.sessionId, deadline);
         continue;
       }

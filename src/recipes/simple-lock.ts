@@ -8,6 +8,7 @@ import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { attemptOf, ownerData } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
+import { createMayHaveRun, isTransient } from './transient.js';
 
 export interface SimpleLockOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -91,7 +92,7 @@ export class SimpleLock {
           continue;
         }
         if (error.code === 'NODEEXISTS') found = await this.look(attempt, false);
-        else if (error.code === 'CONNECTIONLOSS' || error.code === 'TIMEOUT' || error.code === 'ABORTED') found = await this.afterLostCreate(attempt, session);
+        else if (createMayHaveRun(error)) found = await this.afterLostCreate(attempt, session);
         else throw error;
       }
       // No node: free again (or our create never ran), create again.
@@ -125,7 +126,7 @@ export class SimpleLock {
         return await this.read(attempt, client.sessionId, deadline.requestSignal);
       } catch (error) {
         deadline.check();
-        if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) throw error;
+        if (!isTransient(error)) throw error;
       }
     }
   }
@@ -158,7 +159,7 @@ export class SimpleLock {
         }),
       );
     } catch (error) {
-      if (!(error instanceof ZooKeeperError) || (error.code !== 'CONNECTIONLOSS' && error.code !== 'TIMEOUT')) throw error;
+      if (!isTransient(error)) throw error;
       await awaitSession(client, session, deadline);
     }
   }
