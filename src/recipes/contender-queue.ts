@@ -81,7 +81,10 @@ export async function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
 async function joinQueue(o: QueueOptions): Promise<HeldNode> {
   for (;;) {
     o.deadline.check();
-    const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, o.previous);
+    const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, {
+      previous: o.previous,
+      failOnExpiry: o.failOnExpiry,
+    });
     try {
       const recordOver = await waitForTurn(o, node);
       return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver };
@@ -118,8 +121,14 @@ export async function createProtected(
   name: () => { prefix: string; protectionId: string },
   data: Buffer,
   deadline: Deadline,
-  previous?: ReleasedContender,
+  options: {
+    /** See QueueOptions.previous. */
+    previous?: ReleasedContender;
+    /** Reject with SESSION_EXPIRED, instead of creating again with the new session, when the session that sent the create ends. */
+    failOnExpiry?: boolean;
+  } = {},
 ): Promise<Created> {
+  const { previous, failOnExpiry = false } = options;
   for (;;) {
     deadline.check();
     const { prefix, protectionId } = name();
@@ -164,6 +173,10 @@ export async function createProtected(
         }
       } else if (error.code !== 'SESSIONEXPIRED') {
         throw error;
+      }
+      // The session that sent the create has ended, and the node it may have made with it.
+      if (failOnExpiry && client.sessionId !== session) {
+        throw new LockError('SESSION_EXPIRED', 'the session expired while joining the queue', { path: parent, op: 'acquire' });
       }
     }
   }
