@@ -6,7 +6,7 @@ import { ZooKeeperClient } from '../client/index.js';
 import { CliError, messageOf } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { AuthEntry } from './parse-values.js';
-import { parseAuth, parseDuration } from './parse-values.js';
+import { parseAuth, parsePositiveDuration } from './parse-values.js';
 import { interruptSignal, signalExitCode } from './signals.js';
 import { bounded } from './timing.js';
 
@@ -32,8 +32,8 @@ export function addConnectionOptions(command: Command): Command {
         .env('ZOOKEEPER_CONNECT')
         .default(DEFAULT_CONNECT),
     )
-    .addOption(new Option('--session-timeout <duration>', 'session timeout to ask for').argParser(parseDuration).default(10_000, '10s'))
-    .addOption(new Option('--connect-timeout <duration>', 'give up when no server accepts a session within this time').argParser(parseDuration).default(15_000, '15s'))
+    .addOption(new Option('--session-timeout <duration>', 'session timeout to ask for').argParser(parsePositiveDuration).default(10_000, '10s'))
+    .addOption(new Option('--connect-timeout <duration>', 'give up when no server accepts a session within this time').argParser(parsePositiveDuration).default(15_000, '15s'))
     .addOption(new Option('--auth <scheme:credentials>', 'authenticate, e.g. digest:user:pass (repeatable)').argParser(parseAuth))
     .option('--tls', 'connect over TLS (implied by the other --tls-* options)')
     .option('--tls-ca <file>', 'PEM file of the CA(s) to trust for the servers\' certificates')

@@ -1,15 +1,38 @@
 import { InvalidArgumentError } from 'commander';
+import { MAX_TIMER_MS } from '../client/durations.js';
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
  * A duration as ms: `500ms`, `1.5s`, `2m`, `1h`; a bare number is seconds, as for coreutils'
- * `timeout` and `sleep`, so `--timeout 10` means what a shell user expects.
+ * `timeout` and `sleep`, so `--timeout 10` means what a shell user expects. At most what a timer
+ * can hold (596h, about 24.8 days): a longer one would fire at once.
  */
 export function parseDuration(text: string): number {
+  return atMost(parseAnyDuration(text), MAX_TIMER_MS, text);
+}
+
+/** A duration that must be more than 0 (a session or connect timeout). */
+export function parsePositiveDuration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms <= 0) throw new InvalidArgumentError(`expected a duration of more than 0, got "${text}"`);
+  return ms;
+}
+
+/** A duration for a wait the lock recipes bound themselves (they chain timers): any length, e.g. 720h. */
+export function parseLongDuration(text: string): number {
+  return atMost(parseAnyDuration(text), Number.MAX_SAFE_INTEGER, text);
+}
+
+function parseAnyDuration(text: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
   if (!match) throw new InvalidArgumentError(`expected a duration such as 500ms, 10s, 2m or 1h (a bare number is seconds), got "${text}"`);
   return Math.round(Number(match[1]) * (UNITS[match[2] ?? 's'] ?? 1000));
+}
+
+function atMost(ms: number, max: number, text: string): number {
+  if (!(ms <= max)) throw new InvalidArgumentError(`expected a duration of at most ${Math.floor(max / UNITS.h!)}h, got "${text}"`);
+  return ms;
 }
 
 export function parsePositiveInteger(text: string): number {

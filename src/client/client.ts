@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import type { SessionEvent, SessionState, TlsOptions } from '../connection/index.js';
+import { performance } from 'node:perf_hooks';
+import type { RequestSpec, SessionEvent, SessionState, TlsOptions } from '../connection/index.js';
 import { Session, parseConnectString } from '../connection/index.js';
 import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Stat, WatcherEvent } from '../protocol/index.js';
 import {
@@ -28,20 +29,21 @@ import {
 import { OPEN_ACL_UNSAFE } from './acl.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
+import { checkDuration } from './durations.js';
 import type { NodeData } from './node-data.js';
 import { toBytes } from './node-data.js';
-import { Chroot, parentOf, validatePath } from './paths.js';
+import { Chroot, ancestry, validatePath } from './paths.js';
 import { PersistentWatch } from './persistent-watch.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
 import type { Watcher } from './watch-event.js';
-import type { WatchKind } from './watch-manager.js';
+import type { WatchClass, WatchKind } from './watch-manager.js';
 import { WatchManager } from './watch-manager.js';
 
 export interface ClientOptions {
-  /** Requested session timeout in ms (the server clamps it to its min/max). Default 15000. */
+  /** Requested session timeout in ms (the server clamps it to its min/max), at most 2^31−1. Default 15000. */
   sessionTimeout?: number;
-  /** Bound on how long a request waits for a connection when it has no timeout of its own. Default 20000. */
+  /** Bound on how long a request waits for a connection when it has no timeout of its own, at most 2^31−1 ms. Default 20000. */
   requestTimeout?: number;
   /** Connect over TLS to a secure client port; Node's `tls.connect` options are passed through. */
   tls?: TlsOptions | boolean;
@@ -55,7 +57,7 @@ export interface ClientOptions {
   maxFrameBytes?: number;
 }
 
-/** Bounds on one call: an AbortSignal and/or a timeout (ms) covering the whole request. */
+/** Bounds on one call: an AbortSignal and/or a timeout (ms, at most 2^31−1) covering the whole request. */
 export interface CallOptions {
   signal?: AbortSignal;
   timeout?: number;
@@ -89,6 +91,12 @@ export type ClientState = SessionState;
 
 const EMPTY = Buffer.alloc(0);
 
+/** removeWatches' type for each one-shot watch class (data covers the watches exists sets). */
+const REMOVE_TYPE: Record<WatchClass, number> = { data: WatcherType.data, child: WatcherType.children };
+
+/** ensurePath gives up when parents it saw vanish this often: someone deletes them as fast as it creates. */
+const MAX_VANISHED_PARENTS = 10;
+
 /**
  * A ZooKeeper client: one session, kept across reconnects. Every method validates its input
  * before sending and rejects with a {@link ZooKeeperError}.
@@ -111,8 +119,8 @@ export class ZooKeeperClient extends EventEmitter {
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
     this.renewExpiredSession = options.renewExpiredSession ?? true;
-    this.requestTimeout = positive(options.requestTimeout ?? 20000, 'requestTimeout');
-    const sessionTimeout = positive(options.sessionTimeout ?? 15000, 'sessionTimeout');
+    this.requestTimeout = checkDuration(options.requestTimeout ?? 20000, 'requestTimeout');
+    const sessionTimeout = checkDuration(options.sessionTimeout ?? 15000, 'sessionTimeout');
     this.session = new Session({
       hosts,
       sessionTimeout,
@@ -215,7 +223,8 @@ export class ZooKeeperClient extends EventEmitter {
         else if (event === 'expired' && !this.renewExpiredSession) finish(reason);
       };
       const onAbort = (): void => finish(new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: options.signal?.reason }));
-      const timeout = options.timeout ?? this.requestTimeout;
+      // Thrown in the executor, so it rejects before any timer or listener exists.
+      const timeout = options.timeout === undefined ? this.requestTimeout : checkDuration(options.timeout, 'timeout', { op: 'waitForConnected' });
       const timer = setTimeout(() => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`)), timeout);
       if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -255,12 +264,13 @@ export class ZooKeeperClient extends EventEmitter {
     const server = this.serverPath(path, 'exists');
     const watch = options.watch;
     try {
-      return await this.session.request({
+      // exists sets a watch whether or not the node exists: on a missing one it waits for the creation.
+      const kindOf = (err: number): WatchKind | undefined => (err === 0 ? 'data' : err === ErrorCode.NO_NODE ? 'exist' : undefined);
+      return await this.watchedRequest('data', watch, kindOf, {
         type: OpCode.exists,
         op: 'exists',
         path,
         write: (w) => writePathWatch(w, server, watch !== undefined),
-        onReply: watch && ((err) => this.registerWatch(err === ErrorCode.NO_NODE ? 'exist' : 'data', path, err, watch)),
         read: readStat,
         ...bounds(options),
       });
@@ -273,12 +283,11 @@ export class ZooKeeperClient extends EventEmitter {
   async getData(path: string, options: WatchOptions = {}): Promise<DataResult> {
     const server = this.serverPath(path, 'getData');
     const watch = options.watch;
-    const result = await this.session.request({
+    const result = await this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), {
       type: OpCode.getData,
       op: 'getData',
       path,
       write: (w) => writePathWatch(w, server, watch !== undefined),
-      onReply: watch && ((err) => this.registerWatch('data', path, err, watch)),
       read: readData,
       ...bounds(options),
     });
@@ -302,12 +311,11 @@ export class ZooKeeperClient extends EventEmitter {
   async getChildren(path: string, options: WatchOptions = {}): Promise<ChildrenStat> {
     const server = this.serverPath(path, 'getChildren');
     const watch = options.watch;
-    return this.session.request({
+    return this.watchedRequest('child', watch, (err) => (err === 0 ? 'child' : undefined), {
       type: OpCode.getChildren2,
       op: 'getChildren',
       path,
       write: (w) => writePathWatch(w, server, watch !== undefined),
-      onReply: watch && ((err) => this.registerWatch('child', path, err, watch)),
       read: readChildren2,
       ...bounds(options),
     });
@@ -388,28 +396,27 @@ export class ZooKeeperClient extends EventEmitter {
     }
   }
 
+  /** Sets again the one-shot watches on `path` that are registered, or that requests sent before the removal are setting. */
   private async rearmOneShot(path: string): Promise<void> {
-    const kinds = this.watches.kindsOn(path);
     const server = this.chrootMap.toServer(path);
     // exists sets a watch whether or not the node exists; getChildren on a vanished node fails,
     // and then its child watchers already had (or will have) their deletion event.
     const rearm = (type: number): Promise<unknown> =>
       this.session.request({ type, op: 'rearmWatch', path, write: (w) => writePathWatch(w, server, true) }).catch(() => undefined);
-    await Promise.all([
-      kinds.has('data') || kinds.has('exist') ? rearm(OpCode.exists) : undefined,
-      kinds.has('child') ? rearm(OpCode.getChildren) : undefined,
-    ]);
+    await Promise.all(this.watches.classesWanted(path).map((watchClass) => rearm(watchClass === 'data' ? OpCode.exists : OpCode.getChildren)));
   }
 
   /**
-   * Removes a one-shot watcher registered on `path`. The server's watch is removed too once no
-   * local watcher of that kind remains. The watcher is not called.
+   * Removes a one-shot watcher from `path`, also one whose request is still awaiting its reply;
+   * the watcher is not called. The server's watch is removed too once no local watcher needs it
+   * and no request in flight of this client is setting it for another watcher (then when the
+   * last such request is answered without registering one).
    */
   async removeWatcher(path: string, watcher: Watcher, options: CallOptions = {}): Promise<void> {
     validatePath(path, 'removeWatches');
-    const emptied = this.watches.remove(path, watcher);
-    const types = new Set(emptied.map((kind) => (kind === 'child' ? WatcherType.children : WatcherType.data)));
-    await Promise.all([...types].map((type) => this.removeServerWatch(path, type, options)));
+    bounds(options);
+    const unwanted = this.watches.remove(path, watcher);
+    await Promise.all(unwanted.map((watchClass) => this.removeServerWatch(path, REMOVE_TYPE[watchClass], options)));
   }
 
   private async removeServerWatch(path: string, type: number, options: CallOptions = {}): Promise<void> {
@@ -438,21 +445,51 @@ export class ZooKeeperClient extends EventEmitter {
 
   /**
    * Creates `path` and any missing parents (as containers with `container: true`, which the server
-   * deletes once empty). Existing nodes are left as they are.
+   * deletes once empty). Existing nodes are left as they are. `timeout` and `signal` bound the
+   * whole walk. A missing chroot fails at once with CHROOT_MISSING: nothing can be created in it.
    */
   async ensurePath(path: string, options: CallOptions & { container?: boolean; acl?: readonly ACL[] } = {}): Promise<void> {
     validatePath(path, 'ensurePath');
+    const { signal, timeout } = bounds(options);
     if (path === '/') return;
     const mode: CreateMode = options.container ? 'CONTAINER' : 'PERSISTENT';
-    try {
-      await this.create(path, EMPTY, { mode, acl: options.acl, signal: options.signal, timeout: options.timeout });
-    } catch (error) {
-      if (!(error instanceof ZooKeeperError)) throw error;
-      if (error.code === 'NODEEXISTS') return;
-      if (error.code !== 'NONODE') throw error;
-      await this.ensurePath(parentOf(path), options);
-      await this.ensurePath(path, options);
+    const endAt = timeout === undefined ? undefined : performance.now() + timeout;
+    const chain = ancestry(path);
+    // Each create either moves one level down (done, or it exists) or one level up (its parent is
+    // missing); up only past what this walk saw exist when someone deletes it meanwhile, counted.
+    let level = chain.length - 1;
+    let parentSeen = false;
+    let vanished = 0;
+    while (level < chain.length) {
+      const remaining = endAt === undefined ? undefined : endAt - performance.now();
+      if (remaining !== undefined && remaining < 1) throw new ZooKeeperError('TIMEOUT', `not ensured within ${timeout} ms`, { op: 'ensurePath', path });
+      const node = chain[level]!;
+      try {
+        await this.create(node, EMPTY, { mode, acl: options.acl, signal, timeout: remaining });
+      } catch (error) {
+        if (!(error instanceof ZooKeeperError) || (error.code !== 'NODEEXISTS' && error.code !== 'NONODE')) throw error;
+        if (error.code === 'NONODE') {
+          if (level === 0) throw this.missingRoot(path);
+          if (parentSeen && ++vanished > MAX_VANISHED_PARENTS) {
+            throw new ZooKeeperError('NONODE', `parents were deleted ${vanished} times while being created`, { zkCode: ErrorCode.NO_NODE, op: 'ensurePath', path });
+          }
+          parentSeen = false;
+          level--;
+          continue;
+        }
+      }
+      parentSeen = true;
+      level++;
     }
+  }
+
+  /** A top-level node cannot be created: only a missing chroot explains that ('/' always exists). */
+  private missingRoot(path: string): ZooKeeperError {
+    const chroot = this.chrootMap.prefix;
+    const message = chroot
+      ? `the chroot ${chroot} of the connect string does not exist: create it (connected without the chroot) or fix the connect string`
+      : 'the server reports the root missing';
+    return new ZooKeeperError(chroot ? 'CHROOT_MISSING' : 'NONODE', message, { zkCode: ErrorCode.NO_NODE, op: 'ensurePath', path });
   }
 
   /** Adds an identity to the session (kept across reconnects); resolves once a server accepted it. */
@@ -479,19 +516,27 @@ export class ZooKeeperClient extends EventEmitter {
     return this.chrootMap.fromServer(serverPath) ?? serverPath;
   }
 
-  private registerWatch(kind: WatchKind, path: string, err: number, watcher: Watcher): void {
-    if (err === 0 || (kind === 'exist' && err === ErrorCode.NO_NODE)) this.watches.add(kind, path, watcher);
+  /**
+   * Sends a read that sets a one-shot watch for `watcher` (without one, a plain read). Until its
+   * reply, or its failure without one, the request counts as in flight for removeWatcher; `kindOf`
+   * tells which watch the reply's error code says the server set (none: no watch).
+   */
+  private watchedRequest<T>(watchClass: WatchClass, watcher: Watcher | undefined, kindOf: (err: number) => WatchKind | undefined, spec: RequestSpec<T>): Promise<T> {
+    if (!watcher) return this.session.request(spec);
+    const path = spec.path!;
+    const request = this.watches.begin(watchClass, path, watcher);
+    const end = (kind: WatchKind | undefined): void => {
+      // The server watch nobody wants any more, kept for this request: it goes after the request, in order.
+      if (this.watches.end(request, kind)) this.removeServerWatch(path, REMOVE_TYPE[watchClass]).catch(() => undefined);
+    };
+    const reply = this.session.request({ ...spec, onReply: (err) => end(kindOf(err)) });
+    // Failed without a reply (timeout, abort, connection loss, close): its watcher will never be registered.
+    reply.catch(() => end(undefined));
+    return reply;
   }
 }
 
 function bounds(options: CallOptions): { signal?: AbortSignal | undefined; timeout?: number | undefined } {
-  if (options.timeout !== undefined) positive(options.timeout, 'timeout');
+  if (options.timeout !== undefined) checkDuration(options.timeout, 'timeout');
   return { signal: options.signal, timeout: options.timeout };
-}
-
-function positive(value: number, name: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new ZooKeeperError('INVALID_ARGUMENT', `${name} must be a positive number of ms, got ${String(value)}`);
-  }
-  return value;
 }

@@ -41,6 +41,14 @@ export function parentOf(path: string): string {
   return slash <= 0 ? '/' : path.slice(0, slash);
 }
 
+/** A valid path and its ancestors below the root, outermost first: '/a/b' → ['/a', '/a/b']; '/' → []. */
+export function ancestry(path: string): string[] {
+  const chain: string[] = [];
+  for (let slash = path.indexOf('/', 1); slash !== -1; slash = path.indexOf('/', slash + 1)) chain.push(path.slice(0, slash));
+  if (path !== '/') chain.push(path);
+  return chain;
+}
+
 export function joinPath(parent: string, child: string): string {
   return parent === '/' ? `/${child}` : `${parent}/${child}`;
 }

@@ -11,7 +11,8 @@ export type LocalErrorCode =
   | 'INVALID_PATH'
   | 'INVALID_ARGUMENT'
   | 'DATA_TOO_LARGE'
-  | 'PROTOCOL_ERROR';
+  | 'PROTOCOL_ERROR'
+  | 'CHROOT_MISSING';
 
 export interface ZooKeeperErrorDetails {
   /** The numeric ZooKeeper code, when the error came from (or mirrors) a server code. */

@@ -1,7 +1,9 @@
+import { performance } from 'node:perf_hooks';
+import { MAX_TIMER_MS } from '../client/durations.js';
 import { LockError } from './lock-error.js';
 
 export interface AcquireOptions {
-  /** Gives up (deleting our contender node first) after this many ms. Without it, waits until the signal aborts. */
+  /** Gives up (deleting our contender node first) after this many ms (any finite number: 30 days works). Without it, waits until the signal aborts. */
   timeout?: number;
   signal?: AbortSignal;
 }
@@ -13,7 +15,7 @@ export interface AcquireOptions {
 export class Deadline {
   // Created on first use: an unbounded, uncontended acquire never needs one.
   private controllerInstance: AbortController | undefined;
-  private readonly timer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
   private readonly onAbort: (() => void) | undefined;
 
   constructor(
@@ -29,13 +31,24 @@ export class Deadline {
       this.abortWithCallerReason();
       return;
     }
-    if (timeout !== undefined) {
-      this.timer = setTimeout(() => this.controller.abort(new LockError('LOCK_TIMEOUT', `not acquired within ${timeout} ms`, { path, op })), timeout);
-    }
+    if (timeout !== undefined) this.arm(performance.now() + timeout, timeout);
     if (signal) {
       this.onAbort = () => this.abortWithCallerReason();
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
+  }
+
+  /** setTimeout fires at once beyond MAX_TIMER_MS: a longer wait is a chain of timers toward the same end. */
+  private arm(endAt: number, timeout: number): void {
+    const left = endAt - performance.now();
+    if (left > MAX_TIMER_MS) {
+      this.timer = setTimeout(() => this.arm(endAt, timeout), MAX_TIMER_MS);
+      return;
+    }
+    this.timer = setTimeout(
+      () => this.controller.abort(new LockError('LOCK_TIMEOUT', `not acquired within ${timeout} ms`, { path: this.path, op: this.op })),
+      Math.max(0, left),
+    );
   }
 
   private abortWithCallerReason(): void {

@@ -7,11 +7,11 @@ import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
-import { parseDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { parseDuration, parseLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, signalExitCode } from '../signals.js';
-import { bounded } from '../timing.js';
+import { bounded, untilAborted } from '../timing.js';
 import { WaitProgress } from '../wait-progress.js';
 
 interface ExecFlags extends ConnectionFlags {
@@ -45,7 +45,7 @@ export function execCommand(): Command {
     .description('acquire a lock, run a command holding it, release it')
     .argument('<lock-path>', 'the lock\'s znode path, e.g. /locks/backup', parseZnodePath)
     .argument('<command...>', 'the command and its arguments (put them after --)')
-    .addOption(new Option('-t, --timeout <duration>', 'give up (exit 74) when not acquired within this time; default: wait until Ctrl-C').argParser(parseDuration))
+    .addOption(new Option('-t, --timeout <duration>', 'give up (exit 74) when not acquired within this time; default: wait until Ctrl-C').argParser(parseLongDuration))
     .option('--try', 'do not wait: exit 73 at once when the lock is taken')
     .option('-r, --read', 'take the shared side of a read/write lock')
     .option('-w, --write', 'take the exclusive side of a read/write lock')
@@ -86,7 +86,8 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     let lease: Lease;
     progress.start();
     try {
-      const acquired = flags.try ? await lock.tryAcquire() : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal });
+      // tryAcquire takes no signal: stop waiting for it on a signal; closing the client below removes any node it made.
+      const acquired = flags.try ? await untilAborted(lock.tryAcquire(), interrupt.signal) : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal });
       if (!acquired) throw new CliError(`${lockPath} is held by someone else; not running the command (--try)`, EXIT.LOCK_TAKEN);
       lease = acquired;
     } catch (error) {
@@ -97,7 +98,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     }
     progress.log(`acquired the ${lock.description} ${lockPath} as ${lease.node} (fencing token ${lease.fencingToken})`);
     if (interruptedBy) {
-      // --try cannot be cancelled mid-flight; a signal that came meanwhile still means "do not run".
+      // A signal that came as tryAcquire succeeded still means "do not run".
       await bounded(lease.release(), flags.sessionTimeout);
       return signalExitCode(interruptedBy);
     }

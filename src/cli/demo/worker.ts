@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from 'commander';
 import { LockError, LockLostError, Mutex, ZooKeeperClient } from '../../index.js';
 import { closeClient } from '../connection.js';
-import { parseDuration } from '../parse-values.js';
+import { parsePositiveDuration } from '../parse-values.js';
 import type { HoldRecord } from './record.js';
 import { preciseNow } from './record.js';
 
@@ -25,7 +25,7 @@ export function demoWorkerCommand(): Command {
     .requiredOption('--locks <paths>', 'comma-separated lock paths')
     .requiredOption('--until <epoch-ms>')
     .requiredOption('--log <file>')
-    .addOption(new Option('--session-timeout <duration>').argParser(parseDuration).default(8000))
+    .addOption(new Option('--session-timeout <duration>').argParser(parsePositiveDuration).default(8000))
     .action(async (flags: WorkerFlags) => {
       await work(flags);
     });
