@@ -135,11 +135,11 @@ export class ZooKeeperClient extends EventEmitter {
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
-      this.emit('state', event, reason);
-      this.emit(event, reason);
+      this.notify('state', event, reason);
+      this.notify(event, reason);
     });
-    this.session.on('connectionError', (reason: unknown) => this.emit('connectionError', reason));
-    this.session.on('authFailed', (reason: unknown) => this.emit('authFailed', reason));
+    this.session.on('connectionError', (reason: unknown) => this.notify('connectionError', reason));
+    this.session.on('authFailed', (reason: unknown) => this.notify('authFailed', reason));
     for (const { scheme, auth } of options.auth ?? []) void this.addAuth(scheme, auth).catch(() => undefined);
   }
 
@@ -175,6 +175,14 @@ export class ZooKeeperClient extends EventEmitter {
    */
   get closing(): boolean {
     return this.session.isClosing;
+  }
+
+  /**
+   * True once no request can succeed any more: the client is closed (or closing), or its session
+   * expired and `renewExpiredSession` is false. Waiting for a reconnect is then pointless.
+   */
+  get terminated(): boolean {
+    return this.session.isStopped;
   }
 
   /** `host:port` of the server in use, undefined while not connected. */
@@ -230,6 +238,7 @@ export class ZooKeeperClient extends EventEmitter {
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.on('state', onState);
       if (this.state === 'closed') finish(new ZooKeeperError('CLOSED', 'client is closed'));
+      else if (this.terminated) finish(new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it', { zkCode: -112 }));
     });
   }
 
@@ -507,6 +516,23 @@ export class ZooKeeperClient extends EventEmitter {
   }
 
   // ---- helpers ----
+
+  /**
+   * Emits to the application's listeners one by one. These calls run inside the session's frame
+   * and reconnect loops: a throwing listener must cost the other listeners nothing, and the
+   * session nothing. Its error is rethrown on its own, as any callback's would be (see callWatcher).
+   */
+  private notify(event: string, ...args: unknown[]): void {
+    for (const listener of this.rawListeners(event) as ((...a: unknown[]) => void)[]) {
+      try {
+        listener.apply(this, args);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
 
   private serverPath(path: string, op: string): string {
     return this.chrootMap.toServer(validatePath(path, op));

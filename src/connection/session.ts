@@ -108,6 +108,11 @@ export class Session extends EventEmitter {
     return this.ready;
   }
 
+  /** True once no request can succeed any more: closed or closing, or expired without renewal. */
+  get isStopped(): boolean {
+    return this.state === 'closed' || this.closing !== undefined || (this.state === 'expired' && !this.options.renewExpiredSession);
+  }
+
   /** True from the moment close() is called. */
   get isClosing(): boolean {
     return this.closing !== undefined || this.state === 'closed';
@@ -216,9 +221,16 @@ export class Session extends EventEmitter {
 
   private async run(): Promise<void> {
     let backoff = 50;
-    while (!this.isStopped()) {
-      const established = await this.connectOnce(this.hosts.next());
-      if (this.isStopped()) return;
+    while (!this.isStopped) {
+      let established = false;
+      try {
+        established = await this.connectOnce(this.hosts.next());
+      } catch (error) {
+        // Nothing may end this loop but close or a terminal expiry: a failure here would otherwise
+        // be an unhandled rejection no caller can catch. Report it and try again after a back-off.
+        this.emit('connectionError', error);
+      }
+      if (this.isStopped) return;
       if (established) {
         backoff = 50;
       } else if (this.hosts.endOfPass) {
@@ -226,10 +238,6 @@ export class Session extends EventEmitter {
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }
     }
-  }
-
-  private isStopped(): boolean {
-    return this.state === 'closed' || this.closing !== undefined || (this.state === 'expired' && !this.options.renewExpiredSession);
   }
 
   private sleep(ms: number): Promise<void> {
@@ -261,7 +269,7 @@ export class Session extends EventEmitter {
       this.emit('connectionError', error);
       return false;
     }
-    if (this.isStopped()) {
+    if (this.isStopped) {
       socket.destroy();
       return false;
     }
@@ -440,7 +448,7 @@ export class Session extends EventEmitter {
         }),
       );
     }
-    if (this.isStopped()) return;
+    if (this.isStopped) return;
     this.emit('connectionError', reason);
     if (established && this.state === 'connected') {
       this.setState('suspended', 'suspended', reason);

@@ -157,7 +157,7 @@ export async function createProtected(
       }
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
-        await deadline.race(client.ensurePath(parent, { container: true }));
+        await deadline.race(client.ensurePath(parent, { container: true, signal: deadline.requestSignal }));
       } else if (createMayHaveRun(error)) {
         // The create may have run: adopt its node, or, when we give up, make sure it goes.
         try {
@@ -178,6 +178,8 @@ export async function createProtected(
       if (failOnExpiry && client.sessionId !== session) {
         throw new LockError('SESSION_EXPIRED', 'the session expired while joining the queue', { path: parent, op: 'acquire' });
       }
+      // Create again only on a session that can hold a node: refused at once otherwise, the loop would spin.
+      if (error.code === 'SESSIONEXPIRED') await awaitSession(client, undefined, deadline);
     }
   }
 }

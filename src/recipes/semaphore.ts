@@ -53,7 +53,8 @@ export class Semaphore {
           const lease = await this.attempt(deadline, true);
           if (lease) return lease;
         } catch (error) {
-          if (!(error instanceof ZooKeeperError) || error.code !== 'SESSIONEXPIRED' || deadline.expired) throw error;
+          // Our place went with the session: queue again, unless no new session can come.
+          if (!(error instanceof ZooKeeperError) || error.code !== 'SESSIONEXPIRED' || deadline.expired || this.client.terminated) throw error;
         }
       }
     } catch (error) {
@@ -131,6 +132,8 @@ export class Semaphore {
       try {
         ({ children } = await deadline.race(this.client.getChildren(this.leasesPath, { watch: watcher })));
       } catch (error) {
+        // The deadline may have passed with the request in flight: its watch must not outlive us.
+        this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
         if (!(error instanceof ZooKeeperError)) throw error;
         if (error.code === 'NONODE') return true;
         if (!isTransient(error)) throw error;

@@ -88,7 +88,7 @@ export class SimpleLock {
       } catch (error) {
         if (!(error instanceof ZooKeeperError)) throw error;
         if (error.code === 'NONODE') {
-          await deadline.race(client.ensurePath(parentOf(this.path), { container: true }));
+          await deadline.race(client.ensurePath(parentOf(this.path), { container: true, signal: deadline.requestSignal }));
           continue;
         }
         if (error.code === 'NODEEXISTS') found = await this.look(attempt, false);
