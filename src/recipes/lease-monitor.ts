@@ -15,6 +15,11 @@ export interface LeaseMonitorOptions {
   safetyMargin?: number;
 }
 
+/** The lease's safety margin (ms): the option, or a tenth of the session timeout, at least 100 ms. */
+export function safetyMargin(client: ZooKeeperClient, options: LeaseMonitorOptions): number {
+  return options.safetyMargin ?? Math.max(client.sessionTimeout / 10, 100);
+}
+
 /**
  * Watches what a lease depends on and aborts its signal when the lock is, or may be, lost:
  * the session expired; our node was deleted, or replaced by a namesake (the simple lock's fixed
@@ -44,7 +49,7 @@ export class LeaseMonitor {
   ) {
     this.unsubscribe = onSessionEvent(client, (event) => this.onSessionEvent(event));
     const timeout = client.sessionTimeout;
-    const margin = options.safetyMargin ?? Math.max(timeout / 10, 100);
+    const margin = safetyMargin(client, options);
     this.unwatchLiveness = onLivenessLost(client, margin, () =>
       this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof within the last ${timeout - margin} ms that the leader still knows the session (timeout ${timeout} ms)`),
     );

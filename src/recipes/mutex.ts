@@ -13,6 +13,8 @@ import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { releaseRecord } from './release-record.js';
 import { isTransient } from './transient.js';
+import { safetyMargin } from './lease-monitor.js';
+import { proveFresh } from './session-liveness.js';
 
 export interface LockOptions extends LeaseMonitorOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
@@ -85,6 +87,7 @@ export class QueueLock {
         previous: this.uncontended ? previous : undefined,
         records: this.records,
       });
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline);
       return this.lease(node, previous);
     } finally {
       deadline.dispose();

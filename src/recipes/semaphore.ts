@@ -13,6 +13,8 @@ import { Mutex, releaseQuietly } from './mutex.js';
 import { ownerData } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
+import { safetyMargin } from './lease-monitor.js';
+import { proveFresh } from './session-liveness.js';
 
 export interface SemaphoreOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -86,6 +88,7 @@ export class Semaphore {
         await deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner);
         throw sessionLost(this.path);
       }
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline);
       return new Lease(this.client, this.path, node.path, node.stat, this.options);
     } finally {
       if (queueLease) await releaseQuietly(queueLease);

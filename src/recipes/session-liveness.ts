@@ -1,54 +1,73 @@
 import { performance } from 'node:perf_hooks';
 import type { ZooKeeperClient } from '../client/index.js';
+import type { Deadline } from './deadline.js';
+import { onSessionEvent } from './session-events.js';
 
 type Listener = () => void;
 
-/** One per client with leases: the heartbeat and the one timer every lease of that client shares. */
+/** One per client used by the recipes: the heartbeat, and the one timer every lease of that client shares. */
 interface Liveness {
   /** Each listener with its safety margin (ms). */
   listeners: Map<Listener, number>;
-  /** The largest margin among the listeners (recomputed when the timer fires). */
-  maxMargin: number;
   timer: NodeJS.Timeout | undefined;
   /** When the timer is due (performance.now() time). */
   due: number;
-  /** The heartbeat, while anyone listens. */
-  beat: { stop(): void } | undefined;
 }
 
 const livenesses = new WeakMap<ZooKeeperClient, Liveness>();
 
 /**
- * Calls `listener` once when the session may have expired on the leader: `margin` ms before
- * `client.sessionAliveUntil()`, the bound the client proves with sync round trips (see
- * connection/liveness-proof.ts). Returns the unsubscribe.
- *
- * While anyone listens, the client sends one `sync` every tenth of the session timeout, so the
- * proof keeps up whichever server the client uses. Holds shorter than that cost no request. With
- * a steady heartbeat the proof trails the present by at most G + two heartbeats (under half the
- * timeout), so a lease survives a stall of about 0.45 × the timeout and is given up after it.
+ * Every lease depends on `client.sessionAliveUntil()`, the bound the client proves with sync round
+ * trips (see connection/liveness-proof.ts). From the first lock a client takes until it closes,
+ * it sends one `sync` every tenth of the session timeout (one in flight at a time), whether or
+ * not a lease is held at that moment: a proof takes about a quarter of the timeout to build, so
+ * it must already stand when the next lease begins. With the heartbeat going the proof trails the
+ * present by at most G + two heartbeats (under half the timeout), so a lease survives a stall of
+ * about 0.45 × the timeout and is given up after it.
  */
-export function onLivenessLost(client: ZooKeeperClient, margin: number, listener: Listener): () => void {
+function livenessOf(client: ZooKeeperClient): Liveness {
   let liveness = livenesses.get(client);
   if (!liveness) {
-    liveness = { listeners: new Map(), maxMargin: 0, timer: undefined, due: Infinity, beat: undefined };
+    liveness = { listeners: new Map(), timer: undefined, due: Infinity };
     livenesses.set(client, liveness);
+    heartbeat(client);
   }
-  const state = liveness;
+  return liveness;
+}
+
+/**
+ * Calls `listener` once when the session may have expired on the leader: `margin` ms before
+ * `client.sessionAliveUntil()`. Returns the unsubscribe.
+ */
+export function onLivenessLost(client: ZooKeeperClient, margin: number, listener: Listener): () => void {
+  const state = livenessOf(client);
   state.listeners.set(listener, margin);
-  state.maxMargin = Math.max(state.maxMargin, margin);
   const due = client.sessionAliveUntil() - margin;
   if (due < state.due) arm(client, state, due);
-  state.beat ??= heartbeat(client);
   return () => {
     if (!state.listeners.delete(listener) || state.listeners.size > 0) return;
     clearTimeout(state.timer);
     state.timer = undefined;
     state.due = Infinity;
-    state.maxMargin = 0;
-    state.beat?.stop();
-    state.beat = undefined;
   };
+}
+
+/**
+ * Before a lease is handed out: makes sure the proof reaches past the safety margin, so that a
+ * new lease is never born lost. It already does while the heartbeat runs; on a client's first
+ * lock (or after a long stall) two syncs in a row build it: the first covers the newest packet
+ * answered at least G before it, the second chains the first. Never throws, bounded by the
+ * deadline: a proof that cannot be had shows as the lease's signal aborting at once.
+ */
+export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline): Promise<void> {
+  livenessOf(client);
+  for (let round = 0; round < 2 && client.sessionAliveUntil() - margin <= performance.now(); round++) {
+    try {
+      await client.sync('/', { signal: deadline.requestSignal });
+    } catch {
+      return;
+    }
+  }
 }
 
 function arm(client: ZooKeeperClient, state: Liveness, due: number): void {
@@ -73,31 +92,26 @@ function check(client: ZooKeeperClient, state: Liveness): void {
     state.listeners.delete(listener);
     listener();
   }
-  state.maxMargin = maxMargin;
   if (state.listeners.size > 0) arm(client, state, until - maxMargin);
 }
 
-/**
- * Keeps the leader's knowledge of the session fresh while leases are held: a sync a tenth of the
- * session timeout after the previous one was answered (one in flight at a time), none while
- * disconnected. The first waits too, so a short hold sends nothing.
- */
-function heartbeat(client: ZooKeeperClient): { stop(): void } {
-  let stopped = false;
+/** A sync a tenth of the session timeout after the previous one was answered; none while disconnected; none after close. */
+function heartbeat(client: ZooKeeperClient): void {
   let timer: NodeJS.Timeout | undefined;
-  const next = (): void => {
-    timer = setTimeout(() => {
-      const beat = client.state === 'connected' ? client.sync('/').catch(() => undefined) : Promise.resolve();
-      void beat.then(() => {
-        if (!stopped && client.state !== 'closed') next();
-      });
-    }, Math.max(client.sessionTimeout / 10, 20)).unref();
+  const unsubscribe = onSessionEvent(client, (event) => {
+    if (event === 'closed' || client.terminated) stop();
+  });
+  const stop = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    unsubscribe();
   };
-  next();
-  return {
-    stop: () => {
-      stopped = true;
-      clearTimeout(timer);
-    },
+  const beat = (): void => {
+    const sent = client.state === 'connected' ? client.sync('/').catch(() => undefined) : Promise.resolve();
+    void sent.then(() => {
+      if (client.terminated) stop();
+      else timer = setTimeout(beat, Math.max(client.sessionTimeout / 10, 20)).unref();
+    });
   };
+  beat();
 }

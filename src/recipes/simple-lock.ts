@@ -9,6 +9,8 @@ import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { attemptOf, ownerData } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
+import { safetyMargin } from './lease-monitor.js';
+import { proveFresh } from './session-liveness.js';
 
 export interface SimpleLockOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -84,7 +86,7 @@ export class SimpleLock {
       try {
         // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
         const { stat } = await client.create(this.path, attempt.data, { mode: 'EPHEMERAL', signal: deadline.requestSignal });
-        return this.lease(stat);
+        return await this.lease(stat, deadline);
       } catch (error) {
         if (!(error instanceof ZooKeeperError)) throw error;
         if (error.code === 'NONODE') {
@@ -96,7 +98,7 @@ export class SimpleLock {
         else throw error;
       }
       // No node: free again (or our create never ran), create again.
-      if (found) return found.ours ? this.lease(found.stat) : null;
+      if (found) return found.ours ? await this.lease(found.stat, deadline) : null;
     }
   }
 
@@ -142,7 +144,8 @@ export class SimpleLock {
     }
   }
 
-  private lease(stat: Stat): Lease {
+  private async lease(stat: Stat, deadline: Deadline): Promise<Lease> {
+    await proveFresh(this.client, safetyMargin(this.client, this.options), deadline);
     return new Lease(this.client, this.path, this.path, stat, { ...this.options, reusableName: true });
   }
 

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Mutex, SimpleLock } from '../../src/index.js';
+import { RecipeFixture, sleep } from './fixtures.js';
+
+/**
+ * A lease trusts only a proof that the leader heard of the session (connection/liveness-proof.ts).
+ * The proof must already stand when a lease begins, and stay fresh while it is held; an earlier
+ * version let it go stale on a client that took only short holds, so every later lease was born
+ * lost (SESSION_MAY_HAVE_EXPIRED at once).
+ */
+describe('lease liveness on a healthy connection', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('a lease taken on a client idle for longer than its session timeout is held, and stays held', async () => {
+    const client = await zk.client({ sessionTimeout: 1500 });
+    await sleep(2 * client.sessionTimeout);
+    for (const lock of [new Mutex(client, '/liveness/idle'), new SimpleLock(client, '/liveness/idle-simple')]) {
+      const lease = await lock.acquire({ timeout: 30_000 });
+      assert.equal(lease.signal.aborted, false, String(lease.signal.reason));
+      // Held for three session timeouts: the heartbeat keeps the proof ahead of the margin.
+      await sleep(3 * client.sessionTimeout);
+      assert.ok(lease.held, `still held: ${String(lease.signal.reason)}`);
+      await lease.release();
+    }
+  });
+
+  it('many short holds in a row on one client are never reported lost', async () => {
+    const client = await zk.client({ sessionTimeout: 1500 });
+    const mutex = new Mutex(client, '/liveness/churn');
+    const lost: string[] = [];
+    const until = Date.now() + 3 * client.sessionTimeout;
+    while (Date.now() < until) {
+      const lease = await mutex.acquire({ timeout: 30_000 });
+      if (lease.signal.aborted) lost.push(String(lease.signal.reason));
+      await sleep(20);
+      if (!lease.held) lost.push(String(lease.signal.reason));
+      await lease.release();
+    }
+    assert.deepEqual(lost, []);
+  });
+});
