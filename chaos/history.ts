@@ -48,7 +48,7 @@ export const LOCKS = {
   semaphoreSize: 2,
 } as const;
 
-/** Milliseconds since the epoch with sub-millisecond precision, comparable across local processes. */
+/** Milliseconds on the kernel's monotonic clock: sub-millisecond, and comparable across local processes (see src/cli/demo/record.ts). */
 export function preciseNow(): number {
-  return performance.timeOrigin + performance.now();
+  return Number(process.hrtime.bigint()) / 1e6;
 }

@@ -15,7 +15,7 @@ import type { CheckResult } from './checks.js';
 import { checkNoNodeLeft, checkNoOverlap, checkTokensIncrease, checkWorkContinued } from './checks.js';
 import type { LockView } from './live-view.js';
 import { Screen, renderLocks } from './live-view.js';
-import { readRecords } from './record.js';
+import { preciseNow, readRecords } from './record.js';
 
 export interface DemoOptions {
   workers: number;
@@ -52,7 +52,7 @@ export async function runDemo(options: DemoOptions): Promise<boolean> {
     let leaderKilledAt: number | undefined;
     const killLeader = sleep(options.durationMs / 3, undefined, { signal: options.signal }).then(async () => {
       const leader = await ensemble.leader();
-      leaderKilledAt = Date.now();
+      leaderKilledAt = preciseNow();
       await leader.kill();
       screen.event(`[${elapsed(start)}] killed the ensemble leader (member ${leader.id}, SIGKILL); sessions move to the other members`);
       const next = await ensemble.leader({ timeoutMs: 20_000 });
