@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 import { eventually } from '../support/wait.js';
-import { HOLD, intervals, maxConcurrency, readEvents, runCli, startCli, waitForEvents } from './helpers/cli.js';
+import { HOLD, LONG_HOLD_MS, endHolds, intervals, maxConcurrency, readEvents, runCli, startCli, waitForEvents } from './helpers/cli.js';
 
 describe('zklock exec', () => {
   let server: ZooKeeperServer;
@@ -46,10 +46,11 @@ describe('zklock exec', () => {
 
   it('--read lets readers share the lock and keeps a writer out', async () => {
     const log = logFile('rw');
-    const readers = [1, 2].map(() => startCli(['exec', '--read', '/cli/rw', '--', process.execPath, HOLD, log, '1500'], env));
+    const readers = [1, 2].map(() => startCli(['exec', '--read', '/cli/rw', '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env));
     await waitForEvents(log, 'start', 2);
     const writer = await runCli(['exec', '--write', '--try', '/cli/rw', '--', process.execPath, HOLD, log, '0'], env);
     assert.equal(writer.code, 73, writer.stderr);
+    endHolds(log);
     assert.deepEqual(await Promise.all(readers.map((r) => r.exited())), [0, 0]);
     assert.equal(maxConcurrency(intervals(log)), 2);
   });
@@ -63,7 +64,7 @@ describe('zklock exec', () => {
 
   it('--try exits 73 without running the command when the lock is taken, and --timeout 74', async () => {
     const log = logFile('try');
-    const holder = startCli(['exec', '/cli/try', '--', process.execPath, HOLD, log, '4000'], env);
+    const holder = startCli(['exec', '/cli/try', '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env);
     await waitForEvents(log, 'start');
     const tried = await runCli(['exec', '--try', '/cli/try', '--', process.execPath, HOLD, log, '0'], env);
     assert.equal(tried.code, 73, tried.stderr);
@@ -79,7 +80,12 @@ describe('zklock exec', () => {
 
   it('--limit 2 lets exactly two of three run together', async () => {
     const log = logFile('limit');
-    const runs = [1, 2, 3].map(() => startCli(['exec', '--limit', '2', '/cli/limit', '--', process.execPath, HOLD, log, '1500'], env));
+    const runs = [1, 2, 3].map(() => startCli(['exec', '--limit', '2', '/cli/limit', '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env));
+    // Two hold until the test ends their holds, however far apart the three processes started.
+    await waitForEvents(log, 'start', 2);
+    endHolds(log);
+    await waitForEvents(log, 'start', 3);
+    endHolds(log);
     const codes = await Promise.all(runs.map((r) => r.exited()));
     assert.deepEqual(codes, [0, 0, 0], runs.map((r) => r.stderr()).join('\n'));
     const spans = intervals(log);
@@ -90,7 +96,7 @@ describe('zklock exec', () => {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     it(`passes ${signal} to the command and removes its node`, async () => {
       const log = logFile(signal);
-      const run = startCli(['exec', `/cli/${signal}`, '--', process.execPath, HOLD, log, '20000'], env);
+      const run = startCli(['exec', `/cli/${signal}`, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env);
       await waitForEvents(log, 'start');
       assert.equal((await client.getChildren(`/cli/${signal}`)).children.length, 1);
       run.child.kill(signal);
@@ -102,7 +108,7 @@ describe('zklock exec', () => {
 
   it('stops waiting on SIGINT: exits 130 and leaves no node', async () => {
     const log = logFile('wait-int');
-    const holder = startCli(['exec', '/cli/wait-int', '--', process.execPath, HOLD, log, '20000'], env);
+    const holder = startCli(['exec', '/cli/wait-int', '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env);
     await waitForEvents(log, 'start');
     const waiter = startCli(['exec', '/cli/wait-int', '--', 'true'], env);
     await eventually(async () => (await client.getChildren('/cli/wait-int')).children.length === 2);

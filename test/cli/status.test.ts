@@ -7,7 +7,7 @@ import { ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 import { eventually } from '../support/wait.js';
 import type { CliRun } from './helpers/cli.js';
-import { HOLD, runCli, startCli, waitForEvents } from './helpers/cli.js';
+import { HOLD, LONG_HOLD_MS, runCli, startCli, waitForEvents } from './helpers/cli.js';
 
 interface StatusJson {
   lockPath: string;
@@ -38,7 +38,8 @@ describe('zklock status, ls and release', () => {
 
   it('status --json lists the holder, then the waiters in queue order; ls counts them; release --force frees it', async () => {
     const log = join(dir, 'status.jsonl');
-    const holder = startCli(['exec', '/cli/status', '--', process.execPath, HOLD, log, '30000'], env);
+    // Held until release --force below takes the lock away.
+    const holder = startCli(['exec', '/cli/status', '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env);
     runs.push(holder);
     await waitForEvents(log, 'start');
     const waiters: CliRun[] = [];

@@ -4,7 +4,8 @@ import type { WatchEvent } from '../../src/index.js';
 import { ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
 import type { EnsembleMember } from '../../src/testing/index.js';
 import { FaultProxy, ZooKeeperEnsemble } from '../../src/testing/index.js';
-import { deferred, nextEvent, retryOnConnectionLoss } from '../support/wait.js';
+import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
+import { deferred, eventually, nextEvent, retryOnConnectionLoss } from '../support/wait.js';
 
 describe('client against a 3-member ensemble', () => {
   let ensemble: ZooKeeperEnsemble;
@@ -36,7 +37,7 @@ describe('client against a 3-member ensemble', () => {
       await suspended;
       // Killing the leader makes the survivors drop their clients while they elect a new one.
       await retryOnConnectionLoss(admin, () => admin.setData('/e-watched', 'changed while the client was away'));
-      const reconnected = nextEvent(client, 'reconnected');
+      const reconnected = nextEvent(client, 'reconnected', sessionBound(client.sessionTimeout));
       for (const proxy of proxies) proxy.refuseNew(false);
       await reconnected;
       assert.equal(client.sessionId, id, 'same session on another member');
@@ -76,13 +77,14 @@ describe('client against a 3-member ensemble', () => {
       })();
       // Awaited below; until then a failure must not count as an unhandled rejection.
       writer.catch(() => undefined);
-      await new Promise((r) => setTimeout(r, 500));
+      await eventually(() => acknowledged.length >= 10, ROUND_TRIPS_MS, 'the stream flows before the failover');
       leader = await ensemble.leader();
       const before = acknowledged.length;
       await leader.kill();
       await ensemble.waitForQuorum();
       const target = acknowledged.length + 50;
-      const deadline = Date.now() + 30_000;
+      // The client may have to move to another member within its session, then 50 round trips.
+      const deadline = Date.now() + sessionBound(client.sessionTimeout) + ROUND_TRIPS_MS;
       while (acknowledged.length < target && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       stop = true;
       await writer;

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Lease, ZooKeeperClient } from '../../src/index.js';
 import { LockError, LockLostError, Mutex, SimpleLock } from '../../src/index.js';
 import type { FaultProxy } from '../../src/testing/index.js';
+import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, within } from './fixtures.js';
 
@@ -20,7 +21,7 @@ async function loseReplyTo(proxy: FaultProxy, marker: string): Promise<void> {
     }
   });
   try {
-    await eventually(() => sent && proxy.stats().droppedDownstreamBytes > 0, 10_000, `reply to the request with "${marker}" dropped`);
+    await eventually(() => sent && proxy.stats().droppedDownstreamBytes > 0, ROUND_TRIPS_MS, `reply to the request with "${marker}" dropped`);
   } finally {
     unsubscribe();
   }
@@ -42,19 +43,19 @@ describe('lock recipes under connection faults and session expiry', () => {
     const holder = await new Mutex(await zk.client(), '/f/adopt').acquire();
     const { client, proxy } = await zk.viaProxy({ sessionTimeout: 6000 });
     const session = client.sessionId;
-    const reconnected = nextEvent(client, 'reconnected', 15_000);
-    const waiting = new Mutex(client, '/f/adopt').acquire({ timeout: 20_000 });
+    const reconnected = nextEvent(client, 'reconnected', sessionBound(client.sessionTimeout));
+    const waiting = new Mutex(client, '/f/adopt').acquire({ timeout: sessionBound(client.sessionTimeout) + 2 * ROUND_TRIPS_MS });
     await loseReplyTo(proxy, '-lock-');
     await reconnected;
     assert.equal(client.sessionId, session, 'same session after the reconnect');
-    await eventually(async () => (await client.getEphemerals('/f/adopt')).length >= 1, 5000, 'our node exists');
+    await eventually(async () => (await client.getEphemerals('/f/adopt')).length >= 1, ROUND_TRIPS_MS, 'our node exists');
     // Give a wrong second create the time to show up.
     await new Promise((r) => setTimeout(r, 300));
     const ours = await client.getEphemerals('/f/adopt');
     assert.equal(ours.length, 1, `exactly one contender node of ours: ${ours.join(', ')}`);
     assert.equal((await zk.admin.exists(ours[0]!))?.ephemeralOwner, session);
     await holder.release();
-    const lease = await within(waiting, 10_000, 'adopted waiter acquires');
+    const lease = await within(waiting, ROUND_TRIPS_MS, 'adopted waiter acquires');
     assert.equal(lease.node, ours[0], 'the lease is on the adopted node');
     assert.ok(lease.held);
     await lease.release();
@@ -64,7 +65,10 @@ describe('lock recipes under connection faults and session expiry', () => {
   it('an acquire timing out while disconnected rejects on time and leaves no node, sent or not', async () => {
     await zk.admin.ensurePath('/f/offline');
     const holder = await new Mutex(await zk.client(), '/f/offline').acquire();
-    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 4000 });
+    // A long session, so that "on time" has room to mean "before anything but the deadline could
+    // have ended the acquire": the earliest of those is the read timeout noticing the dead connection.
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 20_000 });
+    const readTimeout = (client.sessionTimeout * 2) / 3;
     const mutex = new Mutex(client, '/f/offline');
 
     // Sent, executed, reply lost on a half-open connection: the deadline passes before the client notices.
@@ -80,22 +84,24 @@ describe('lock recipes under connection faults and session expiry', () => {
     let waited = performance.now() - started;
     unsubscribe();
     assert.ok(sent, 'the create went upstream');
-    assert.ok(waited < 2000, `rejected after ${waited.toFixed(0)} ms`);
-    assert.equal((await zk.children('/f/offline')).length, 2, 'the lost create did run on the server');
+    assert.ok(waited < readTimeout, `rejected after ${waited.toFixed(0)} ms, before the read timeout (${readTimeout.toFixed(0)} ms)`);
+    await eventually(async () => (await zk.children('/f/offline')).length === 2, ROUND_TRIPS_MS, 'the lost create did run on the server');
 
-    // Never sent: the client knows it is disconnected and queues the create.
-    const suspended = nextEvent(client, 'suspended', 10_000);
-    proxy.blackhole('both');
+    // Never sent: the client knows it is disconnected (its connection was reset, new ones are refused) and queues the create.
+    const suspended = nextEvent(client, 'suspended');
+    proxy.passThrough();
+    proxy.refuseNew(true);
+    proxy.resetAll();
     await suspended;
     started = performance.now();
     await assert.rejects(mutex.acquire({ timeout: 300 }), (e) => e instanceof LockError && e.code === 'LOCK_TIMEOUT');
     waited = performance.now() - started;
-    assert.ok(waited < 1000, `rejected after ${waited.toFixed(0)} ms while disconnected`);
+    assert.ok(waited < readTimeout, `rejected after ${waited.toFixed(0)} ms while disconnected, before the read timeout (${readTimeout.toFixed(0)} ms)`);
 
-    const reconnected = nextEvent(client, 'reconnected', 15_000);
-    proxy.passThrough();
+    const reconnected = nextEvent(client, 'reconnected', sessionBound(client.sessionTimeout));
+    proxy.refuseNew(false);
     await reconnected;
-    await eventually(async () => (await zk.children('/f/offline')).length === 1, 5000, "the lost create's node removed after the reconnect");
+    await eventually(async () => (await zk.children('/f/offline')).length === 1, ROUND_TRIPS_MS, "the lost create's node removed after the reconnect");
     await new Promise((r) => setTimeout(r, 200));
     assert.deepEqual(await client.getEphemerals('/f/offline'), [], 'nothing of ours is left');
     await holder.release();
@@ -108,10 +114,10 @@ describe('lock recipes under connection faults and session expiry', () => {
     let lostAt = Number.POSITIVE_INFINITY;
     lease.signal.addEventListener('abort', () => (lostAt = performance.now()));
     const other = await zk.client();
-    const waiting = new Mutex(other, '/f/expire').acquire({ timeout: 20_000 }).then((l) => ({ lease: l, at: performance.now() }));
-    await eventually(async () => (await zk.children('/f/expire')).length === 2, 5000, 'other contender queued');
+    const waiting = new Mutex(other, '/f/expire').acquire({ timeout: sessionBound(client.sessionTimeout) + ROUND_TRIPS_MS }).then((l) => ({ lease: l, at: performance.now() }));
+    await eventually(async () => (await zk.children('/f/expire')).length === 2, ROUND_TRIPS_MS, 'other contender queued');
     proxy.blackhole('both');
-    const next = await within(waiting, 15_000, 'the other session acquires after the expiry');
+    const next = await within(waiting, sessionBound(client.sessionTimeout), 'the other session acquires after the expiry');
     const reason = lease.signal.reason as LockLostError;
     assert.ok(reason instanceof LockLostError && ['SESSION_MAY_HAVE_EXPIRED', 'SESSION_EXPIRED'].includes(reason.reason), String(reason));
     assert.ok(lostAt < next.at, `signal aborted ${(next.at - lostAt).toFixed(0)} ms before the other session acquired`);
@@ -123,27 +129,35 @@ describe('lock recipes under connection faults and session expiry', () => {
     await zk.assertNoNodes('/f/expire');
   });
 
+  /** Session timeout of the waiters whose session the next tests let expire. */
+  const EXPIRING_SESSION_MS = 1200;
+  /** Their acquire timeout: past the expiry, the requeue with a new session and the handoff. */
+  const EXPIRING_WAITER_TIMEOUT_MS = 2 * sessionBound(EXPIRING_SESSION_MS) + ROUND_TRIPS_MS;
+
   async function waiterThroughExpiry(path: string, failOnSessionExpiry: boolean): Promise<{ client: ZooKeeperClient; oldSession: bigint; holder: Lease; waiting: Promise<Lease> }> {
     const holder = await new Mutex(await zk.client(), path).acquire();
-    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 1200 });
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: EXPIRING_SESSION_MS });
     const oldSession = client.sessionId;
-    const waiting = new Mutex(client, path, { failOnSessionExpiry }).acquire({ timeout: 20_000 });
+    const waiting = new Mutex(client, path, { failOnSessionExpiry }).acquire({ timeout: EXPIRING_WAITER_TIMEOUT_MS });
     waiting.catch(() => undefined);
-    await eventually(async () => (await zk.children(path)).length === 2, 5000, 'waiter queued');
-    const expired = nextEvent(client, 'expired', 15_000);
+    // Queued as the waiter itself knows it, not only as the server does: the reply to our request,
+    // sent after its create and listing on the same session, comes after theirs. (A session expiring
+    // while the create's reply is still on its way is the next-but-one test's case.)
+    await eventually(async () => (await client.getEphemerals(path)).length === 1, ROUND_TRIPS_MS, 'waiter queued');
+    const expired = nextEvent(client, 'expired', sessionBound(client.sessionTimeout));
     proxy.blackhole('both');
     await expired;
-    await eventually(async () => (await zk.children(path)).length === 1, 10_000, 'server removed the expired waiter node');
+    await eventually(async () => (await zk.children(path)).length === 1, sessionBound(client.sessionTimeout), 'server removed the expired waiter node');
     proxy.passThrough();
     return { client, oldSession, holder, waiting };
   }
 
   it('a waiter whose session expired queues again with its new session and gets the lock', async () => {
     const { client, oldSession, holder, waiting } = await waiterThroughExpiry('/f/requeue', false);
-    await eventually(async () => (await zk.children('/f/requeue')).length === 2, 10_000, 'waiter queued again');
+    await eventually(async () => (await zk.children('/f/requeue')).length === 2, sessionBound(client.sessionTimeout), 'waiter queued again');
     assert.notEqual(client.sessionId, oldSession);
     await holder.release();
-    const lease = await within(waiting, 10_000, 'requeued waiter acquires');
+    const lease = await within(waiting, ROUND_TRIPS_MS, 'requeued waiter acquires');
     assert.equal(lease.sessionId, client.sessionId, 'the node belongs to the new session');
     await lease.release();
     await zk.assertNoNodes('/f/requeue');
@@ -151,17 +165,47 @@ describe('lock recipes under connection faults and session expiry', () => {
 
   it('with failOnSessionExpiry a waiter whose session expired rejects with SESSION_EXPIRED and leaves no node', async () => {
     const { holder, waiting } = await waiterThroughExpiry('/f/fail-on-expiry', true);
-    await assert.rejects(within(waiting, 5000, 'waiter rejects'), (e) => e instanceof LockError && e.code === 'SESSION_EXPIRED');
+    // It rejects on the expiry itself (or one round trip later), before waiterThroughExpiry returns.
+    await assert.rejects(within(waiting, ROUND_TRIPS_MS, 'waiter rejects'), (e) => e instanceof LockError && e.code === 'SESSION_EXPIRED');
     await holder.release();
     await zk.assertNoNodes('/f/fail-on-expiry');
   });
+
+  it(
+    'with failOnSessionExpiry a contender whose session expired before its create was answered rejects with SESSION_EXPIRED',
+    async () => {
+      const holder = await new Mutex(await zk.client(), '/f/fail-on-expiry-create').acquire();
+      const { client, proxy } = await zk.viaProxy({ sessionTimeout: EXPIRING_SESSION_MS });
+      // The create reaches the server and runs; its reply, and everything after it, is lost until the session has expired.
+      const unsubscribe = proxy.onChunk((event) => {
+        if (event.direction === 'upstream' && !event.dropped && event.chunk.includes('-lock-')) proxy.blackhole('both');
+      });
+      const expired = nextEvent(client, 'expired', sessionBound(client.sessionTimeout));
+      const waiting = new Mutex(client, '/f/fail-on-expiry-create', { failOnSessionExpiry: true }).acquire({ timeout: EXPIRING_WAITER_TIMEOUT_MS });
+      waiting.catch(() => undefined);
+      try {
+        await expired;
+        unsubscribe();
+        await eventually(async () => (await zk.children('/f/fail-on-expiry-create')).length === 1, sessionBound(client.sessionTimeout), 'server removed the expired node');
+        proxy.passThrough();
+        await assert.rejects(within(waiting, sessionBound(client.sessionTimeout), 'contender rejects'), (e) => e instanceof LockError && e.code === 'SESSION_EXPIRED');
+      } finally {
+        unsubscribe();
+        proxy.passThrough();
+        await holder.release();
+        await waiting.then((lease) => lease.release(), () => undefined);
+      }
+      await zk.assertNoNodes('/f/fail-on-expiry-create');
+    },
+  );
 
   it('SimpleLock.tryAcquire answers with a lease when the reply to its create was lost (the node is ours)', async () => {
     await zk.admin.ensurePath('/f/simple');
     const { client, proxy } = await zk.viaProxy({ sessionTimeout: 6000 });
     const attempt = new SimpleLock(client, '/f/simple/node').tryAcquire();
     await loseReplyTo(proxy, '/f/simple/node');
-    const lease = await within(attempt, 10_000, 'tryAcquire answers');
+    // The reply was lost with a connection reset: the client reconnects within the session and looks.
+    const lease = await within(attempt, sessionBound(client.sessionTimeout), 'tryAcquire answers');
     assert.ok(lease, 'our own node: a lease, not null');
     assert.equal((await zk.admin.exists('/f/simple/node'))?.ephemeralOwner, client.sessionId);
     assert.equal(await new SimpleLock(await zk.client(), '/f/simple/node').tryAcquire(), null, 'held by us, not by another session');

@@ -70,7 +70,7 @@ export function seqOf(nodePath: string): number {
   return parsed.seq;
 }
 
-/** One critical section, as a holder saw it: wall-clock bounds (ms, sub-ms precision), fencing token and queue sequence. */
+/** One critical section, as a holder saw it: bounds on the shared clock (ms, sub-ms precision), fencing token and queue sequence. */
 export interface Interval {
   who: string;
   start: number;
@@ -79,9 +79,14 @@ export interface Interval {
   seq: number;
 }
 
-/** A wall clock with sub-millisecond resolution that every process on this machine shares. */
-export function wallNow(): number {
-  return performance.timeOrigin + performance.now();
+/**
+ * A clock that every process on this machine reads alike, in ms with sub-millisecond resolution:
+ * the kernel's CLOCK_MONOTONIC (Python's time.monotonic()). performance.timeOrigin + now() is not
+ * one: each process fixes its origin at startup from two clock reads, and on a busy machine the
+ * origins of two processes differ by milliseconds, enough to show two holders where there were none.
+ */
+export function sharedNow(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
 }
 
 /**

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Layout, QueueLock } from '../../src/index.js';
 import { Mutex, ReadWriteLock, ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
+import { sharedNow } from './fixtures.js';
 
 /** Debian's python3-kazoo lives in the system interpreter, not in a pyenv one that may come first on PATH. */
 const PYTHON = '/usr/bin/python3';
@@ -95,9 +96,9 @@ describe('interop with kazoo on the same lock path', { timeout: 120_000 }, () =>
     const intervals: Interval[] = [];
     for (let i = 0; i < cycles; i++) {
       const lease = await lock.acquire({ timeout: 30_000 });
-      const start = performance.timeOrigin + performance.now();
+      const start = sharedNow();
       await new Promise((r) => setTimeout(r, 5));
-      intervals.push({ who, start, end: performance.timeOrigin + performance.now(), exclusive });
+      intervals.push({ who, start, end: sharedNow(), exclusive });
       await lease.release();
     }
     return intervals;

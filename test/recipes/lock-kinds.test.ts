@@ -7,6 +7,7 @@ import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, sleep, within } from './fixtures.js';
 import type { AnyLease, AnyLock, LockKind } from './lock-factories.js';
 import { KINDS, blackholeRepliesAfter, childVersions, dataWatchesOf, loseReplyTo, nodesHeld, nodesOf, nodesOwnedBy, prepare, sessionsOf } from './lock-factories.js';
+import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 
 /**
  * One behavioural suite over every lock kind (issue 10): timeouts, aborts, lost create replies,
@@ -15,14 +16,15 @@ import { KINDS, blackholeRepliesAfter, childVersions, dataWatchesOf, loseReplyTo
  * test's clients are still open (a leak of a live session would never go).
  */
 
-/** What waits on a session's fate is bounded by its timeout: 3× that plus a few seconds for a busy machine. */
-const bound = (sessionTimeout: number): number => 3 * sessionTimeout + 5000;
-/** A few round trips on a busy machine (the clients' request timeout is 20 s; nothing here needs it all). */
-const ROUND_TRIPS = 10_000;
-/** Session timeouts: short where the test waits for an expiry, long where it must survive a fault. */
+/** What waits on a session's fate is bounded by its timeout (see test/support/bounds.ts). */
+const bound = sessionBound;
+const ROUND_TRIPS = ROUND_TRIPS_MS;
+/** Session timeouts: short where the test waits for an expiry, long where it must survive a fault (an outage of OUTAGE_DEADLINE + 1.5 s). */
 const EXPIRING = 1200;
 const HOLDER_EXPIRING = 2000;
-const SURVIVING = 8000;
+const SURVIVING = 20_000;
+/** The acquire's deadline in the outage cases: long enough to stage the outage first on a loaded machine. */
+const OUTAGE_DEADLINE = 6000;
 const TEST_TIMEOUT = 90_000;
 
 function isLockError(code: string): (error: unknown) => boolean {
@@ -219,7 +221,7 @@ describe('every lock kind under the same faults (issue 10)', () => {
      * must reject with LOCK_TIMEOUT and, after the reconnect, no node of ours may remain.
      */
     async function deadlineDuringOutage(s: Scenario, stage: (proxy: FaultProxy, session: bigint) => Promise<void>): Promise<void> {
-      const TIMEOUT = 3000;
+      const TIMEOUT = OUTAGE_DEADLINE;
       const { client, proxy } = await s.viaProxy({ sessionTimeout: SURVIVING });
       const session = client.sessionId;
       const acquiring = s.lock(client).acquire({ timeout: TIMEOUT });

@@ -6,10 +6,19 @@ import { fileURLToPath } from 'node:url';
 import type { Lease } from '../../src/index.js';
 import { Mutex, inspectLock } from '../../src/index.js';
 import type { Interval } from './fixtures.js';
-import { RecipeFixture, assertFairExclusion, seqOf, sleep, wallNow, within } from './fixtures.js';
+import { RecipeFixture, assertFairExclusion, seqOf, sleep, sharedNow, within } from './fixtures.js';
+import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/mutex-worker.ts', import.meta.url));
+
+/**
+ * How long a worker may take: starting Node with tsx (seconds on a busy machine), its run, its
+ * last acquire (bounded by its timeout) and its close.
+ */
+function workerBound(durationMs: number): number {
+  return durationMs + WAITER_TIMEOUT_MS + ROUND_TRIPS_MS;
+}
 
 /** Runs the worker in its own process; resolves with its intervals once it printed `done` and exited 0. */
 function runWorker(connectString: string, lockPath: string, durationMs: number, who: string): Promise<Interval[]> {
@@ -28,7 +37,7 @@ function runWorker(connectString: string, lockPath: string, durationMs: number, 
       }
       else intervals.push(parsed);
     });
-    const killer = setTimeout(() => child.kill('SIGKILL'), durationMs + 30_000);
+    const killer = setTimeout(() => child.kill('SIGKILL'), workerBound(durationMs));
     child.on('exit', (code) => {
       clearTimeout(killer);
       if (code === 0 && done && leaked.length === 0) resolve(intervals);
@@ -57,26 +66,26 @@ describe('fair mutex under load', () => {
     // In-process holders also check exclusion without clocks: a second holder would find the slot taken.
     let holder: string | undefined;
     const stopAt = Date.now() + durationMs;
-    const started = wallNow();
+    const started = sharedNow();
     await Promise.all(
       clients.map(async (client, i) => {
         const mutex = new Mutex(client, lockPath);
         const who = `local-${i}`;
         while (Date.now() < stopAt) {
-          const lease = await mutex.acquire({ timeout: 20_000 });
+          const lease = await mutex.acquire({ timeout: WAITER_TIMEOUT_MS });
           assert.equal(holder, undefined, `${who} acquired while ${holder} held the lock`);
           holder = who;
-          const start = wallNow();
+          const start = sharedNow();
           await sleep(Math.random() * 2);
-          const end = wallNow();
+          const end = sharedNow();
           holder = undefined;
           local.push({ who, start, end, token: String(lease.fencingToken), seq: seqOf(lease.node) });
           await lease.release();
         }
       }),
     );
-    const remote = (await within(Promise.all(workers), 40_000, 'workers')).flat();
-    const elapsed = (wallNow() - started) / 1000;
+    const remote = (await within(Promise.all(workers), workerBound(durationMs), 'workers')).flat();
+    const elapsed = (sharedNow() - started) / 1000;
     const all = [...local, ...remote];
     assert.ok(remote.length > 0 && local.length > 0, 'both the in-process and the child-process contenders got the lock');
     assertFairExclusion(all);
@@ -93,10 +102,11 @@ describe('fair mutex under load', () => {
     const onWake = (): void => void wakes++;
     const first = await new Mutex(sessions[0]!, lockPath).acquire();
     const acquired: Lease[] = [];
+    // The last waiter waits for 49 handoffs, each bounded by ROUND_TRIPS_MS below.
     const waiting = Array.from({ length: 50 }, (_, i) =>
-      new Mutex(sessions[i % sessions.length]!, lockPath, { onWake }).acquire({ timeout: 60_000 }).then((lease) => void acquired.push(lease)),
+      new Mutex(sessions[i % sessions.length]!, lockPath, { onWake }).acquire({ timeout: 50 * ROUND_TRIPS_MS }).then((lease) => void acquired.push(lease)),
     );
-    await eventually(async () => (await zk.children(lockPath)).length === 51, 10_000, '50 waiters queued');
+    await eventually(async () => (await zk.children(lockPath)).length === 51, ROUND_TRIPS_MS, '50 waiters queued');
     const queued = (await inspectLock(zk.admin, lockPath)).waiters.map((w) => w.seq);
     assert.equal(wakes, 0, 'nobody woken before the first release');
     const perRelease: number[] = [];
@@ -104,14 +114,14 @@ describe('fair mutex under load', () => {
     for (let i = 0; i < 50; i++) {
       const before = wakes;
       await current.release();
-      await eventually(() => acquired.length === i + 1, 5000, `waiter ${i + 1} acquired`);
+      await eventually(() => acquired.length === i + 1, ROUND_TRIPS_MS, `waiter ${i + 1} acquired`);
       // Give a stray second wake-up time to arrive before counting.
       await sleep(i % 10 === 0 ? 50 : 0);
       perRelease.push(wakes - before);
       current = acquired[i]!;
     }
     await current.release();
-    await within(Promise.all(waiting), 5000, 'all waiters settled');
+    await within(Promise.all(waiting), ROUND_TRIPS_MS, 'all waiters settled');
     await zk.assertNoNodes(lockPath, 'no node left while every session is still open');
     assert.deepEqual(
       acquired.map((l) => seqOf(l.node)),

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { LockError, MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, inspectLock } from '../../src/index.js';
-import { eventually } from '../support/wait.js';
+import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import { eventually, whileProgressing } from '../support/wait.js';
 import { RecipeFixture, sleep, within } from './fixtures.js';
 
 function isLockError(code: string): (error: unknown) => boolean {
@@ -39,16 +40,16 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
       assert.ok(leaseA);
       assert.equal((JSON.parse((await zk.admin.getData('/s/simple/node')).data.toString()) as { id: string }).id, 'a', 'the node names its owner');
       assert.equal(await lockB.tryAcquire(), null);
-      const waiting = track(lockB.acquire({ timeout: 10_000 }));
+      const waiting = track(lockB.acquire({ timeout: WAITER_TIMEOUT_MS }));
       await sleep(200);
       assert.equal(waiting.settled, false, 'B waits while A holds');
       await leaseA.release();
-      const leaseB = await within(waiting.promise, 5000, 'B acquires after the release');
+      const leaseB = await within(waiting.promise, ROUND_TRIPS_MS, 'B acquires after the release');
       assert.equal((await zk.admin.exists('/s/simple/node'))?.ephemeralOwner, b.sessionId);
 
       // A lease whose node an admin removed must not delete the next holder's node of the same name.
       await zk.admin.delete('/s/simple/node');
-      const leaseA2 = await lockA.acquire({ timeout: 5000 });
+      const leaseA2 = await lockA.acquire({ timeout: ROUND_TRIPS_MS });
       await leaseB.release();
       assert.equal((await zk.admin.exists('/s/simple/node'))?.ephemeralOwner, a.sessionId, "B's release left A's node alone");
       await leaseA2.release();
@@ -68,13 +69,13 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
     it('readers share, a writer waits for them, and a reader arriving after a waiting writer waits for that writer', async () => {
       const clients = await Promise.all([zk.client(), zk.client(), zk.client(), zk.client()]);
       const rw = clients.map((c) => new ReadWriteLock(c, '/s/rw/fair'));
-      const r1 = await rw[0]!.readLock.acquire({ timeout: 5000 });
-      const r2 = await rw[1]!.readLock.acquire({ timeout: 5000 });
+      const r1 = await rw[0]!.readLock.acquire({ timeout: ROUND_TRIPS_MS });
+      const r2 = await rw[1]!.readLock.acquire({ timeout: ROUND_TRIPS_MS });
       assert.ok(r1.held && r2.held, 'two readers hold at once');
-      const writer = track(rw[2]!.writeLock.acquire({ timeout: 10_000 }));
-      await eventually(async () => (await zk.children('/s/rw/fair')).length === 3, 5000, 'writer queued');
-      const lateReader = track(rw[3]!.readLock.acquire({ timeout: 10_000 }));
-      await eventually(async () => (await zk.children('/s/rw/fair')).length === 4, 5000, 'late reader queued');
+      const writer = track(rw[2]!.writeLock.acquire({ timeout: WAITER_TIMEOUT_MS }));
+      await eventually(async () => (await zk.children('/s/rw/fair')).length === 3, ROUND_TRIPS_MS, 'writer queued');
+      const lateReader = track(rw[3]!.readLock.acquire({ timeout: WAITER_TIMEOUT_MS }));
+      await eventually(async () => (await zk.children('/s/rw/fair')).length === 4, ROUND_TRIPS_MS, 'late reader queued');
       await sleep(200);
       assert.equal(writer.settled, false, 'the writer waits for the readers');
       assert.equal(lateReader.settled, false, 'a reader behind a waiting writer does not jump it');
@@ -82,11 +83,11 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
       await sleep(100);
       assert.equal(writer.settled, false, 'the writer waits for every reader');
       await r2.release();
-      const w = await within(writer.promise, 5000, 'writer acquires');
+      const w = await within(writer.promise, ROUND_TRIPS_MS, 'writer acquires');
       await sleep(200);
       assert.equal(lateReader.settled, false, 'the late reader waits while the writer holds');
       await w.release();
-      const r3 = await within(lateReader.promise, 5000, 'late reader acquires');
+      const r3 = await within(lateReader.promise, ROUND_TRIPS_MS, 'late reader acquires');
       await r3.release();
       await zk.assertNoNodes('/s/rw/fair');
     });
@@ -95,21 +96,21 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
       const [a, b, c] = [await zk.client(), await zk.client(), await zk.client()];
       const ours = new ReadWriteLock(a, '/s/rw/downgrade');
       const write = await ours.writeLock.acquire();
-      const reader = track(new ReadWriteLock(b, '/s/rw/downgrade').readLock.acquire({ timeout: 10_000 }));
-      await eventually(async () => (await zk.children('/s/rw/downgrade')).length === 2, 5000, 'reader queued');
+      const reader = track(new ReadWriteLock(b, '/s/rw/downgrade').readLock.acquire({ timeout: WAITER_TIMEOUT_MS }));
+      await eventually(async () => (await zk.children('/s/rw/downgrade')).length === 2, ROUND_TRIPS_MS, 'reader queued');
       let writerIn = false;
       const otherWriter = track(
-        new ReadWriteLock(c, '/s/rw/downgrade').writeLock.acquire({ timeout: 15_000 }).then((l) => {
+        new ReadWriteLock(c, '/s/rw/downgrade').writeLock.acquire({ timeout: WAITER_TIMEOUT_MS }).then((l) => {
           writerIn = true;
           return l;
         }),
       );
-      await eventually(async () => (await zk.children('/s/rw/downgrade')).length === 3, 5000, 'other writer queued');
-      const read = await within(ours.downgrade(write), 2000, 'downgrade');
+      await eventually(async () => (await zk.children('/s/rw/downgrade')).length === 3, ROUND_TRIPS_MS, 'other writer queued');
+      const read = await within(ours.downgrade(write), ROUND_TRIPS_MS, 'downgrade');
       assert.equal(write.held, false, 'the write lease is released');
       assert.ok(read.held, 'the read lease is held');
       await assert.rejects(write.release(), isLockError('ALREADY_RELEASED'));
-      const theirRead = await within(reader.promise, 5000, 'the reader queued behind our writer shares the read lock with us');
+      const theirRead = await within(reader.promise, ROUND_TRIPS_MS, 'the reader queued behind our writer shares the read lock with us');
       const state = await inspectLock(zk.admin, '/s/rw/downgrade');
       assert.deepEqual(
         state.holders.map((h) => h.path),
@@ -123,7 +124,7 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
       await sleep(200);
       assert.equal(writerIn, false, 'still out: our downgraded read lock is held');
       await read.release();
-      const w = await within(otherWriter.promise, 5000, 'the other writer gets in after the read lock went');
+      const w = await within(otherWriter.promise, ROUND_TRIPS_MS, 'the other writer gets in after the read lock went');
       await w.release();
       await zk.assertNoNodes('/s/rw/downgrade');
     });
@@ -131,13 +132,12 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
     it('upgrading fails at once with UPGRADE_NOT_SUPPORTED; a read lock inside the write lock is WOULD_DEADLOCK', async () => {
       const rw = new ReadWriteLock(await zk.client(), '/s/rw/upgrade');
       await rw.readLock.runExclusive(async () => {
-        const started = performance.now();
-        await assert.rejects(rw.writeLock.acquire({ timeout: 5000 }), isLockError('UPGRADE_NOT_SUPPORTED'));
-        assert.ok(performance.now() - started < 100, 'failed at once');
+        // Not a wait for ourselves to leave: that would end in LOCK_TIMEOUT, after creating a write node.
+        await assert.rejects(rw.writeLock.acquire({ timeout: ROUND_TRIPS_MS }), isLockError('UPGRADE_NOT_SUPPORTED'));
         assert.equal((await zk.children('/s/rw/upgrade')).length, 1, 'no write node created');
       });
       await rw.writeLock.runExclusive(async () => {
-        await assert.rejects(rw.readLock.acquire({ timeout: 5000 }), isLockError('WOULD_DEADLOCK'));
+        await assert.rejects(rw.readLock.acquire({ timeout: ROUND_TRIPS_MS }), isLockError('WOULD_DEADLOCK'));
       });
       await zk.assertNoNodes('/s/rw/upgrade');
     });
@@ -163,7 +163,8 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
           });
         }
       };
-      await within(Promise.all([run(forward), run(backward)]), 30_000, 'no deadlock');
+      // A deadlock stops the rounds: bounded per round, so a slow machine only makes it take longer.
+      await whileProgressing(Promise.all([run(forward), run(backward)]), () => rounds, 'no deadlock');
       assert.equal(rounds, 50);
       for (const p of paths) await zk.assertNoNodes(p);
     });
@@ -192,31 +193,34 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
       let current = 0;
       let peak = 0;
       let acquisitions = 0;
-      const stopAt = Date.now() + 3000;
-      await within(
+      // A fixed amount of churn, not a fixed time: a slow machine must not make it thinner.
+      const rounds = 10;
+      await whileProgressing(
         Promise.all(
           clients.map(async (client) => {
             const semaphore = new Semaphore(client, '/s/sem/churn', 3);
-            while (Date.now() < stopAt) {
+            for (let round = 0; round < rounds; round++) {
               await semaphore.runExclusive(
                 async () => {
                   current++;
                   peak = Math.max(peak, current);
                   assert.ok(current <= 3, `${current} holders of a semaphore of 3`);
+                  // The first holders stay until three hold at once, however slowly the others arrive.
+                  if (peak < 3) await eventually(() => peak === 3, ROUND_TRIPS_MS, 'three holders at once');
                   await sleep(5 + Math.random() * 10);
                   current--;
                   acquisitions++;
                 },
-                { timeout: 20_000 },
+                { timeout: WAITER_TIMEOUT_MS },
               );
             }
           }),
         ),
-        30_000,
+        () => acquisitions,
         'churn',
       );
       assert.equal(peak, 3, 'the semaphore let 3 in at once');
-      assert.ok(acquisitions > 20, `${acquisitions} acquisitions`);
+      assert.equal(acquisitions, rounds * clients.length);
       await zk.assertNoNodes('/s/sem/churn/leases');
       await zk.assertNoNodes('/s/sem/churn/locks');
     });
@@ -229,7 +233,7 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
       assert.equal(await sems[2]!.tryAcquire(), null);
       assert.equal((await zk.children('/s/sem/any/leases')).length, 2, 'tryAcquire left no lease node');
       await zk.assertNoNodes('/s/sem/any/locks', 'tryAcquire left no queue node');
-      const waiting = track(sems[2]!.acquire({ timeout: 10_000 }));
+      const waiting = track(sems[2]!.acquire({ timeout: WAITER_TIMEOUT_MS }));
       await sleep(200);
       assert.equal(waiting.settled, false);
       const state = await inspectLock(zk.admin, '/s/sem/any');
@@ -244,7 +248,7 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
         'and the queued waiter',
       );
       await second.release();
-      const third = await within(waiting.promise, 5000, 'waiter woken by the second holder leaving');
+      const third = await within(waiting.promise, ROUND_TRIPS_MS, 'waiter woken by the second holder leaving');
       await third.release();
       await first.release();
       await zk.assertNoNodes('/s/sem/any/leases');

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease, ZooKeeperClient } from '../../src/index.js';
 import { Mutex, Perms, ReadWriteLock, digestAcl } from '../../src/index.js';
-import { eventually } from '../support/wait.js';
-import { RecipeFixture, countListings, seqOf, sleep, within } from './fixtures.js';
+import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import { eventually, whileProgressing } from '../support/wait.js';
+import { RecipeFixture, countListings, seqOf, sleep } from './fixtures.js';
 
 /**
  * `waiters` contenders (each its own Mutex, all on `waiterClient`) queue behind a holder on
@@ -15,17 +16,18 @@ async function drainQueue(zk: RecipeFixture, lockPath: string, waiterClient: Zoo
   let holding = 0;
   const order: string[] = [];
   const done = Array.from({ length: waiters }, async () => {
-    const lease: Lease = await new Mutex(waiterClient, lockPath).acquire({ timeout: 30_000 });
+    // The last waiter waits for every handoff before its own: each is bounded by whileProgressing below.
+    const lease: Lease = await new Mutex(waiterClient, lockPath).acquire({ timeout: waiters * ROUND_TRIPS_MS });
     holding++;
     assert.equal(holding, 1, 'never two holders');
     order.push(lease.node);
     holding--;
     await lease.release();
   });
-  await eventually(async () => (await zk.children(lockPath)).length === waiters + 1, 10_000, 'everyone queued');
+  await eventually(async () => (await zk.children(lockPath)).length === waiters + 1, ROUND_TRIPS_MS, 'everyone queued');
   const queued = (await zk.children(lockPath)).filter((name) => `${lockPath}/${name}` !== first.node);
   await first.release();
-  await within(Promise.all(done), 30_000, 'the queue drained');
+  await whileProgressing(Promise.all(done), () => order.length, 'the queue drained');
   assert.deepEqual(
     order.map(seqOf),
     queued.map((name) => seqOf(name)).sort((a, b) => a - b),
@@ -59,9 +61,9 @@ describe('release records on the lock path', () => {
     const lockPath = '/rr/readers';
     const client = await zk.client();
     const rw = new ReadWriteLock(client, lockPath);
-    const readers = await Promise.all(Array.from({ length: 20 }, () => rw.readLock.acquire({ timeout: 5000 })));
-    const writer = rw.writeLock.acquire({ timeout: 10_000 });
-    await eventually(async () => (await zk.children(lockPath)).length === 21, 5000, 'the writer queued');
+    const readers = await Promise.all(Array.from({ length: 20 }, () => rw.readLock.acquire({ timeout: ROUND_TRIPS_MS })));
+    const writer = rw.writeLock.acquire({ timeout: WAITER_TIMEOUT_MS });
+    await eventually(async () => (await zk.children(lockPath)).length === 21, ROUND_TRIPS_MS, 'the writer queued');
     let written = false;
     writer.then(
       () => (written = true),
@@ -92,8 +94,8 @@ describe('release records on the lock path', () => {
     const first = await new Mutex(a, lockPath).acquire();
     const waiters: Promise<Lease>[] = [];
     for (let i = 1; i <= 3; i++) {
-      waiters.push(new Mutex(b, lockPath).acquire({ timeout: 10_000 }));
-      await eventually(async () => (await zk.children(lockPath)).length === i + 1, 5000, `waiter ${i} queued`);
+      waiters.push(new Mutex(b, lockPath).acquire({ timeout: WAITER_TIMEOUT_MS }));
+      await eventually(async () => (await zk.children(lockPath)).length === i + 1, ROUND_TRIPS_MS, `waiter ${i} queued`);
     }
     await first.release();
     await (await waiters[0]!).release();
@@ -113,7 +115,7 @@ describe('release records on the lock path', () => {
     await admin.addAuth('digest', 'admin:pw');
     await admin.create(lockPath, '', { acl: [digestAcl('admin', 'pw'), { perms: Perms.CREATE | Perms.DELETE, id: { scheme: 'world', id: 'anyone' } }] });
     const client = await zk.client();
-    await assert.rejects(new Mutex(client, lockPath).acquire({ timeout: 5000 }), { code: 'NOAUTH' });
+    await assert.rejects(new Mutex(client, lockPath).acquire({ timeout: ROUND_TRIPS_MS }), { code: 'NOAUTH' });
     assert.deepEqual((await admin.getChildren(lockPath)).children, []);
   });
 

@@ -1,7 +1,8 @@
 import type { EventEmitter } from 'node:events';
+import { ROUND_TRIPS_MS } from './bounds.js';
 
 /** Resolves with the event's arguments the next time `emitter` emits `event`; rejects after `ms`. */
-export function nextEvent(emitter: EventEmitter, event: string, ms = 20_000): Promise<unknown[]> {
+export function nextEvent(emitter: EventEmitter, event: string, ms = ROUND_TRIPS_MS): Promise<unknown[]> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       emitter.off(event, on);
@@ -16,12 +17,34 @@ export function nextEvent(emitter: EventEmitter, event: string, ms = 20_000): Pr
 }
 
 /** Polls `probe` until it returns true; rejects after `ms`. */
-export async function eventually(probe: () => boolean | Promise<boolean>, ms = 20_000, what = 'condition'): Promise<void> {
+export async function eventually(probe: () => boolean | Promise<boolean>, ms = ROUND_TRIPS_MS, what = 'condition'): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`${what} not reached within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * Resolves as `promise` does, failing only when `count` (events so far: handoffs, rounds) stalls
+ * for `stallMs` before it settles. A long run of events is bounded per event: its bound does not
+ * grow with its length on a slow machine, and a hang still fails within one step's time.
+ */
+export async function whileProgressing<T>(promise: Promise<T>, count: () => number, what: string, stallMs = ROUND_TRIPS_MS): Promise<T> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  let last = count();
+  let movedAt = Date.now();
+  while (!settled) {
+    await new Promise((r) => setTimeout(r, 25));
+    const now = count();
+    if (now !== last) [last, movedAt] = [now, Date.now()];
+    else if (!settled && Date.now() - movedAt > stallMs) throw new Error(`${what}: no progress for ${stallMs} ms (stuck at ${last})`);
+  }
+  return promise;
 }
 
 /** A promise with its resolver, for callbacks that must be awaited. */
@@ -45,7 +68,7 @@ export async function retryOnConnectionLoss<T>(
       return await call();
     } catch (error) {
       if (attempt >= attempts || (error as { code?: string }).code !== 'CONNECTIONLOSS') throw error;
-      await client.waitForConnected({ timeout: 20_000 });
+      await client.waitForConnected({ timeout: ROUND_TRIPS_MS });
     }
   }
 }

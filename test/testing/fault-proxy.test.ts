@@ -5,6 +5,7 @@ import type { Server, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { FaultProxy, isHarnessError } from '../../src/testing/index.js';
+import { ROUND_TRIPS_MS } from '../support/bounds.js';
 
 /** A local TCP peer standing in for a server: records what it receives, can echo, can send. */
 class Peer {
@@ -84,7 +85,7 @@ class Client {
   }
 }
 
-async function until(condition: () => boolean, timeoutMs = 3_000): Promise<void> {
+async function until(condition: () => boolean, timeoutMs = ROUND_TRIPS_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
@@ -215,17 +216,19 @@ describe('FaultProxy', { timeout: 30_000 }, () => {
     await startWith(false);
     const { client, server } = await connectClient();
     proxy.latency('upstream', 300);
-    let sentAt = performance.now();
+    const sentAt = performance.now();
     client.socket.write('slow');
     await until(() => peer.received.length === 4);
     const upstreamDelay = performance.now() - sentAt;
     assert.ok(upstreamDelay >= 299, `upstream took ${upstreamDelay.toFixed(0)} ms`);
 
-    sentAt = performance.now();
+    // Per direction, shown by order rather than by a clock: with upstream held for longer than
+    // the test lasts, a downstream chunk sent after an upstream one still arrives.
+    proxy.latency('upstream', 10 * ROUND_TRIPS_MS);
+    client.socket.write('held');
     server.write('fast');
-    await until(() => client.received.length === 4);
-    const downstreamDelay = performance.now() - sentAt;
-    assert.ok(downstreamDelay < 250, `downstream took ${downstreamDelay.toFixed(0)} ms`);
+    await until(() => client.received.toString() === 'fast');
+    assert.equal(peer.received.toString(), 'slow', 'the upstream chunk is still held');
   });
 
   it('keeps chunk order when latency is lowered while bytes are in flight', async () => {

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { HarnessError, isHarnessError } from '../../src/testing/index.js';
 import { acceptsConnections, allocatePort, retryOnPortConflict } from '../../src/testing/loopback-ports.js';
+import { ROUND_TRIPS_MS } from '../support/bounds.js';
 
 describe('loopback ports', () => {
   it('allocates distinct ports that can be bound on 127.0.0.1', async () => {
@@ -12,10 +13,10 @@ describe('loopback ports', () => {
     const server = createServer();
     server.listen(ports[0], '127.0.0.1');
     await once(server, 'listening');
-    assert.equal(await acceptsConnections(ports[0] ?? 0, 1_000), true);
+    assert.equal(await acceptsConnections(ports[0] ?? 0, ROUND_TRIPS_MS), true);
     server.close();
     await once(server, 'close');
-    assert.equal(await acceptsConnections(ports[0] ?? 0, 1_000), false);
+    assert.equal(await acceptsConnections(ports[0] ?? 0, ROUND_TRIPS_MS), false);
   });
 
   it('retries a first start on fresh ports only for PORT_UNAVAILABLE, at most three times', async () => {

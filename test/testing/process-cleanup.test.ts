@@ -6,12 +6,17 @@ import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { findHarnessProcesses, isProcessAlive } from '../../src/testing/index.js';
+import { DEFAULT_START_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_MS, findHarnessProcesses, isProcessAlive } from '../../src/testing/index.js';
+import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { assertNoJvmLeftBehind, waitUntilGone } from './helpers/processes.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/owner-process.ts', import.meta.url));
-const STARTUP_TIMEOUT_MS = 30_000;
-const CLEANUP_TIMEOUT_MS = 10_000;
+// Starting Node with tsx takes seconds on a busy machine, then the harness starts a server; the
+// cleanup may stop it gracefully first (bounded by the harness's stop timeout).
+const STARTUP_TIMEOUT_MS = ROUND_TRIPS_MS + DEFAULT_START_TIMEOUT_MS;
+const CLEANUP_TIMEOUT_MS = ROUND_TRIPS_MS + DEFAULT_STOP_TIMEOUT_MS;
+// One owner per test: three signals, an uncaught exception, a natural exit.
+const OWNERS = 5;
 
 interface Owner {
   readonly child: ChildProcess;
@@ -48,7 +53,7 @@ async function assertCleanedUp(owner: Owner): Promise<void> {
   assert.equal(existsSync(owner.dir), false, `${owner.dir} still exists`);
 }
 
-describe('nothing is left behind when the owning process dies', { timeout: 60_000 }, () => {
+describe('nothing is left behind when the owning process dies', { timeout: OWNERS * (STARTUP_TIMEOUT_MS + CLEANUP_TIMEOUT_MS) }, () => {
   for (const signal of ['SIGKILL', 'SIGTERM', 'SIGINT'] as const) {
     it(`on ${signal}`, async () => {
       const owner = await startOwner('wait-for-signal');

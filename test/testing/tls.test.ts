@@ -7,6 +7,7 @@ import { after, describe, it } from 'node:test';
 import { ZooKeeperEnsemble, ZooKeeperServer } from '../../src/testing/index.js';
 import { assertNoJvmLeftBehind } from './helpers/processes.js';
 import { ZooKeeperClient } from '../../src/index.js';
+import { harnessBound } from '../support/bounds.js';
 
 function tlsConnect(options: ConnectionOptions): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
@@ -16,7 +17,8 @@ function tlsConnect(options: ConnectionOptions): Promise<TLSSocket> {
   });
 }
 
-describe('ZooKeeperServer with tls: true', { timeout: 60_000 }, () => {
+// keytool and the start, each bounded by the harness, and the stop.
+describe('ZooKeeperServer with tls: true', { timeout: harnessBound(2, 1) }, () => {
   const server = new ZooKeeperServer({ tls: true });
 
   after(async () => {
@@ -86,7 +88,7 @@ describe('ZooKeeperServer with tls: true', { timeout: 60_000 }, () => {
   });
 });
 
-describe('ZooKeeperEnsemble with tls: true', { timeout: 60_000 }, () => {
+describe('ZooKeeperEnsemble with tls: true', { timeout: harnessBound(2, 1) }, () => {
   it('serves TLS on every member with one shared certificate', async () => {
     await using ensemble = await ZooKeeperEnsemble.start({ tls: true });
     const addresses = ensemble.secureConnectString?.split(',') ?? [];

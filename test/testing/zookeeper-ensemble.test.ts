@@ -6,13 +6,16 @@ import { isHarnessError, isProcessAlive, ZooKeeperEnsemble } from '../../src/tes
 import type { EnsembleMember } from '../../src/testing/index.js';
 import { assertNoJvmLeftBehind } from './helpers/processes.js';
 import { ZooKeeperClient } from '../../src/index.js';
+import { harnessBound } from '../support/bounds.js';
 
 async function modes(members: readonly EnsembleMember[]): Promise<string[]> {
   return Promise.all(members.map(async (member) => (await member.status())?.mode ?? 'not serving'));
 }
 
 // One ensemble for the whole file; the tests run in order and each leaves it serving with all members up.
-describe('ZooKeeperEnsemble of 3', { timeout: 90_000 }, () => {
+// Each suite's bound counts its starts and stops (an ensemble's members start in parallel) and its
+// waits for a quorum or a leader, which the harness bounds by its start timeout too.
+describe('ZooKeeperEnsemble of 3', { timeout: harnessBound(16, 6) }, () => {
   const ensemble = new ZooKeeperEnsemble({ size: 3 });
 
   after(async () => {
@@ -146,7 +149,7 @@ describe('ZooKeeperEnsemble of 3', { timeout: 90_000 }, () => {
   });
 });
 
-describe('ZooKeeperEnsemble of 5', { timeout: 90_000 }, () => {
+describe('ZooKeeperEnsemble of 5', { timeout: harnessBound(2, 1) }, () => {
   it('starts five members with one leader and survives losing two', async (t) => {
     const started = performance.now();
     await using ensemble = await ZooKeeperEnsemble.start({ size: 5 });

@@ -6,10 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import { findHarnessProcesses, isHarnessError, isProcessAlive, ZooKeeperServer } from '../../src/testing/index.js';
 import { assertNoJvmLeftBehind } from './helpers/processes.js';
 import { CREATOR_ALL_ACL, ZooKeeperClient } from '../../src/index.js';
+import { harnessBound } from '../support/bounds.js';
 
-const TEST_TIMEOUT_MS = 60_000;
-
-describe('ZooKeeperServer', { timeout: TEST_TIMEOUT_MS }, () => {
+// Each suite's bound counts its server starts and stops, each bounded by the harness itself.
+describe('ZooKeeperServer', { timeout: harnessBound(4, 5) }, () => {
   const server = new ZooKeeperServer();
 
   after(async () => {
@@ -123,7 +123,7 @@ describe('ZooKeeperServer', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 });
 
-describe('ZooKeeperServer options', { timeout: TEST_TIMEOUT_MS }, () => {
+describe('ZooKeeperServer options', { timeout: harnessBound(1, 1) }, () => {
   const SUPER = { user: 'super', password: 'letmein' };
   let server: ZooKeeperServer;
 
@@ -176,7 +176,7 @@ describe('ZooKeeperServer options', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 });
 
-describe('ZooKeeperServer start failures', { timeout: TEST_TIMEOUT_MS }, () => {
+describe('ZooKeeperServer start failures', { timeout: harnessBound(2, 1) }, () => {
   let parent: string;
   before(() => {
     parent = mkdtempSync(join(tmpdir(), 'zklock-failure-test-'));

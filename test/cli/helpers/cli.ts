@@ -3,12 +3,26 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ROUND_TRIPS_MS } from '../../support/bounds.js';
 import { eventually } from '../../support/wait.js';
 
 /** The built CLI (tests run it as users do: `npm run build` first). */
 export const CLI = fileURLToPath(new URL('../../../dist/cli/main.js', import.meta.url));
 /** The command the tests run under `zklock exec`. */
 export const HOLD = fileURLToPath(new URL('../fixtures/hold.mjs', import.meta.url));
+/**
+ * A hold longer than any test, for holds the test ends itself (a signal, `release --force`,
+ * {@link endHolds}) once it has checked what it wanted: a hold of fixed length would end early
+ * on a machine too busy to start the next CLI process in time.
+ */
+export const LONG_HOLD_MS = 10 * 60_000;
+
+/** Ends every hold logged in `log` as started and not yet ended (see fixtures/hold.mjs). */
+export function endHolds(log: string): void {
+  const events = readEvents(log);
+  const ended = new Set(events.filter((e) => e.event === 'end').map((e) => e.pid));
+  for (const { pid } of events.filter((e) => e.event === 'start' && !ended.has(e.pid))) process.kill(pid, 'SIGUSR2');
+}
 
 export interface CliRun {
   child: ChildProcess;
@@ -68,7 +82,7 @@ export function readEvents(log: string): HoldEvent[] {
 }
 
 /** Waits until the hold fixture has logged `count` events of this kind. */
-export async function waitForEvents(log: string, event: HoldEvent['event'], count = 1, ms = 20_000): Promise<HoldEvent[]> {
+export async function waitForEvents(log: string, event: HoldEvent['event'], count = 1, ms = ROUND_TRIPS_MS): Promise<HoldEvent[]> {
   await eventually(() => readEvents(log).filter((e) => e.event === event).length >= count, ms, `${count} "${event}" event(s)`);
   return readEvents(log).filter((e) => e.event === event);
 }
