@@ -1,6 +1,13 @@
 import { Fifo } from './fifo.js';
 
 /**
+ * What an answer can prove: `plain` (a ping, a read, a multi, an error), `sync` and `failedSync`
+ * (a sync's reply; only a successful one counts), `write` (a create, delete, setData or setACL
+ * answered without error: the leader found the session live when it ran it).
+ */
+export type AnswerKind = 'plain' | 'sync' | 'failedSync' | 'write';
+
+/**
  * Until when is our session certainly alive, whichever server we talk to?
  *
  * Only the leader expires sessions. It sets a session's expiry to (the moment it learns of a
@@ -16,8 +23,9 @@ import { Fifo } from './fifo.js';
  * answers only once the leader's reply came back through the same ordered link):
  *
  *   Let packet j (any request or ping) be sent at s_j and answered at e_j, let a sync k be sent
- *   at s_k ≥ e_j + G, answered at e_k, and let a later sync m, sent at s_m ≥ e_k, be answered.
- *   Then the leader touched our session after s_j, so it will not expire it before s_j + timeout.
+ *   at s_k ≥ e_j + G, answered at e_k, and let a later request m, a sync or a write, sent at
+ *   s_m ≥ e_k, be answered. Then the leader processed a touch of our session from after s_j;
+ *   if the session was still live then, the leader will not expire it before s_j + timeout.
  *
  *   Proof. The follower saw j at some a_j with s_j < a_j < e_j. The leader pings the follower at
  *   least every G, so it sent a ping P inside [e_j, s_k]. The leader sent its sync reply for k
@@ -27,12 +35,25 @@ import { Fifo } from './fifo.js';
  *   touched since its previous report: ours, touched at a_j < P, is in R or in an earlier report.
  *   The follower forwarded m after s_m ≥ e_k, so after R on the follower-to-leader link, and m
  *   was answered, so the leader received m, hence R before it, and touched our session at a time
- *   after a_j > s_j. ∎
+ *   T_R with a_j < T_R < e_m. ∎
+ *
+ * A touch does nothing for a session the leader has already expired, and a sync is answered
+ * even then (the leader's sync path ignores the session check's failure). So the chain counts:
+ * - when m is a sync, only if m was answered while the previous proof still stood (e_m before
+ *   its bound): then the session was live at T_R < e_m;
+ * - when m is a write answered without error (create, delete, setData, setACL: not multi, whose
+ *   header says 0 even when its ops failed), always: the leader checks the session before every
+ *   write (PrepRequestProcessor), after T_R, and a session once expired stays so. This is how a
+ *   proof that lapsed (a stall) is built again without a reconnect.
  *
  * A client connected to the leader, or to a standalone server, is touched by every packet the
  * server receives: the same rule holds there, only more conservatively. A handshake proves its
  * own send time: a new session is created by the leader, and a resumed one is revalidated by the
- * leader (Learner.validateSession), which touches it.
+ * leader (Learner.validateSession), which touches it. Not a read-only server's: it has no leader
+ * (before 3.7 it even resumes sessions on its own word).
+ *
+ * Not covered: an observer that syncs through a follower (observerMasterPort): its touches take
+ * two relays to reach the leader, and this chain proves only one.
  *
  * G is the longest the leader may go between two pings to a follower: tickTime/2 plus its own
  * scheduling delay (Leader.lead waits tickTime/2, checks its quorum, then queues a ping to every
@@ -53,16 +74,22 @@ export class LivenessProof {
   /** Answered syncs waiting for a later sync, sent after their answer, to chain them. */
   private chainable: { answeredAt: number; covers: number }[] = [];
 
-  constructor(private readonly relayBound: () => number) {}
+  constructor(
+    private readonly relayBound: () => number,
+    private readonly timeout: () => number,
+  ) {}
 
   /** The send time of the newest packet the leader has provably heard of (0: none yet). */
   get sentAt(): number {
     return this.provenSentAt;
   }
 
-  /** A session was established or resumed by a handshake sent at `sentAt`: proof in itself, and the start of a new chain. */
-  onHandshake(sentAt: number, answeredAt: number): void {
-    this.provenSentAt = Math.max(this.provenSentAt, sentAt);
+  /**
+   * A session was established or resumed by a handshake sent at `sentAt`: the start of a new
+   * chain, and proof in itself unless the server is read-only.
+   */
+  onHandshake(sentAt: number, answeredAt: number, readOnly: boolean): void {
+    if (!readOnly) this.provenSentAt = Math.max(this.provenSentAt, sentAt);
     this.onConnectionLost();
     this.answered.push({ sentAt, answeredAt });
   }
@@ -80,21 +107,24 @@ export class LivenessProof {
     this.syncsInFlight.push({ sentAt: now, covers: this.coverable });
   }
 
-  /** A reply (or a ping's) arrived for a packet sent at `sentAt`; `sync` when it is a sync's successful reply. */
-  onAnswer(sentAt: number, now: number, sync: boolean): void {
+  /** A reply (or a ping's) arrived for a packet sent at `sentAt`: see AnswerKind. */
+  onAnswer(sentAt: number, now: number, kind: AnswerKind): void {
     this.advanceCoverable(now);
     const last = this.answered.last();
     if (!last || now - last.answeredAt >= this.relayBound() / 32) this.answered.push({ sentAt, answeredAt: now });
-    if (!sync) return;
-    const trip = this.syncsInFlight.shift();
-    if (!trip) return;
-    // This sync chains every earlier answered sync whose answer came before it was sent.
+    // Syncs are answered in the order sent: a failed one must still leave the queue.
+    const trip = kind === 'sync' || kind === 'failedSync' ? this.syncsInFlight.shift() : undefined;
+    if (kind === 'write' || (kind === 'sync' && now < this.provenSentAt + this.timeout())) this.chain(sentAt);
+    if (kind === 'sync' && trip && trip.covers > this.provenSentAt) this.chainable.push({ answeredAt: now, covers: trip.covers });
+  }
+
+  /** A request sent at `sentAt` went through the leader: it chains every answered sync whose answer came before it was sent. */
+  private chain(sentAt: number): void {
     this.chainable = this.chainable.filter((earlier) => {
-      if (earlier.answeredAt > trip.sentAt) return true;
+      if (earlier.answeredAt > sentAt) return true;
       this.provenSentAt = Math.max(this.provenSentAt, earlier.covers);
       return false;
     });
-    if (trip.covers > this.provenSentAt) this.chainable.push({ answeredAt: now, covers: trip.covers });
   }
 
   /** Folds into `coverable` every answer at least G old: any sync sent from now on covers it (syncs in flight keep what they covered when sent). */

@@ -21,6 +21,7 @@ import type { HostPort } from './connect-string.js';
 import { Connection } from './connection.js';
 import { Fifo } from './fifo.js';
 import { HostList } from './host-list.js';
+import type { AnswerKind } from './liveness-proof.js';
 import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
 import { Packet } from './packet.js';
@@ -70,7 +71,10 @@ export class Session extends EventEmitter {
   lastZxid = 0n;
   readOnly = false;
   /** What the leader has provably heard from us (see liveness-proof.ts). */
-  readonly liveness = new LivenessProof(() => this.negotiatedTimeout / 4 + 100);
+  readonly liveness = new LivenessProof(
+    () => this.negotiatedTimeout / 4 + 100,
+    () => this.negotiatedTimeout,
+  );
 
   private password = EMPTY_PASSWORD;
   private readonly hosts: HostList;
@@ -336,7 +340,7 @@ export class Session extends EventEmitter {
     this.password = response.password;
     this.negotiatedTimeout = response.timeout;
     this.readOnly = response.readOnly;
-    this.liveness.onHandshake(connection.lastSentAt, performance.now());
+    this.liveness.onHandshake(connection.lastSentAt, performance.now(), response.readOnly);
     clearTimeout(this.expiryTimer);
     connection.startLivenessClock(response.timeout);
 
@@ -400,7 +404,7 @@ export class Session extends EventEmitter {
         return;
       case Xid.ping: {
         const sentAt = this.pingsSentAt.shift();
-        if (sentAt !== undefined) this.liveness.onAnswer(sentAt, performance.now(), false);
+        if (sentAt !== undefined) this.liveness.onAnswer(sentAt, performance.now(), 'plain');
         return;
       }
       case Xid.auth:
@@ -415,7 +419,7 @@ export class Session extends EventEmitter {
       throw new ZooKeeperError('PROTOCOL_ERROR', `reply xid ${header.xid} does not match the oldest request (${packet?.xid ?? 'none'})`);
     }
     this.outstanding.shift();
-    this.liveness.onAnswer(packet.sentAt, performance.now(), packet.spec.type === OpCode.sync && header.err === 0);
+    this.liveness.onAnswer(packet.sentAt, performance.now(), answerKind(packet.spec.type, header.err));
     if (packet.settled) return;
     packet.spec.onReply?.(header.err);
     if (header.err !== 0) {
@@ -527,6 +531,22 @@ export class Session extends EventEmitter {
     this.emit('state', 'closed');
     this.emit('closed');
   }
+}
+
+/** Writes the leader runs only for a live session, and whose reply header tells whether they ran (not multi's). */
+const SESSION_CHECKED_WRITES: ReadonlySet<number> = new Set([
+  OpCode.create,
+  OpCode.create2,
+  OpCode.createTTL,
+  OpCode.createContainer,
+  OpCode.delete,
+  OpCode.setData,
+  OpCode.setACL,
+]);
+
+function answerKind(type: number, err: number): AnswerKind {
+  if (type === OpCode.sync) return err === 0 ? 'sync' : 'failedSync';
+  return err === 0 && SESSION_CHECKED_WRITES.has(type) ? 'write' : 'plain';
 }
 
 function emptyLists(): { [K in keyof WatchLists]: string[] } {

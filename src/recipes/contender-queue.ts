@@ -201,12 +201,13 @@ async function adoptAfterConnectionLoss(
     await awaitSession(client, session, deadline);
     try {
       // The session may have moved to a server that has not seen the create yet.
-      await client.sync(lockPath);
-      const { children } = await client.getChildren(lockPath);
+      const signal = deadline.requestSignal;
+      await client.sync(lockPath, { signal });
+      const { children } = await client.getChildren(lockPath, { signal });
       const name = children.find((child) => child.includes(protectionId));
       if (!name) return undefined;
       const path = joinPath(lockPath, name);
-      const stat = await client.exists(path);
+      const stat = await client.exists(path, { signal });
       if (!stat) return undefined;
       if (stat.ephemeralOwner === client.sessionId) return { path, name, seq: Number(name.slice(prefix.length)), stat, children };
       // Left by our previous, expired session: the server is about to delete it, but until it does
@@ -246,6 +247,8 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
       ahead = check.blocking;
       if (check.recordOver !== undefined) recordOver = check.recordOver;
     }
+    // Its deletion may have been notified while the last check was on its way.
+    if (ours?.deleted) throw new NodeLost();
   } finally {
     ours?.ignore();
   }

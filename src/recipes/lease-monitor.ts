@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { SessionEvent, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import type { LockLostReason } from './lock-error.js';
@@ -54,6 +55,8 @@ export class LeaseMonitor {
       this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof within the last ${timeout - margin} ms that the leader still knows the session (timeout ${timeout} ms)`),
     );
     if (client.sessionId !== node.ephemeralOwner) this.lose('SESSION_EXPIRED', 'the session that created the node has ended');
+    // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
+    else if (client.sessionAliveUntil() - margin <= performance.now()) this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof that the leader still knows the session (timeout ${timeout} ms)`);
   }
 
   /**

@@ -87,7 +87,7 @@ export class QueueLock {
         previous: this.uncontended ? previous : undefined,
         records: this.records,
       });
-      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline);
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
       return this.lease(node, previous);
     } finally {
       deadline.dispose();

@@ -88,7 +88,7 @@ export class Semaphore {
         await deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner);
         throw sessionLost(this.path);
       }
-      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline);
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
       return new Lease(this.client, this.path, node.path, node.stat, this.options);
     } finally {
       if (queueLease) await releaseQuietly(queueLease);

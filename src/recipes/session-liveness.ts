@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { ZooKeeperClient } from '../client/index.js';
+import { OPEN_ACL_UNSAFE } from '../client/index.js';
 import type { Deadline } from './deadline.js';
 import { onSessionEvent } from './session-events.js';
 
@@ -30,7 +31,7 @@ function livenessOf(client: ZooKeeperClient): Liveness {
   if (!liveness) {
     liveness = { listeners: new Map(), timer: undefined, due: Infinity };
     livenesses.set(client, liveness);
-    heartbeat(client);
+    heartbeat(client, liveness);
   }
   return liveness;
 }
@@ -53,20 +54,22 @@ export function onLivenessLost(client: ZooKeeperClient, margin: number, listener
 }
 
 /**
- * Before a lease is handed out: makes sure the proof reaches past the safety margin, so that a
- * new lease is never born lost. It already does while the heartbeat runs; on a client's first
- * lock (or after a long stall) two syncs in a row build it: the first covers the newest packet
- * answered at least G before it, the second chains the first. Never throws, bounded by the
- * deadline: a proof that cannot be had shows as the lease's signal aborting at once.
+ * Before a lease on `node` is handed out: makes sure the proof reaches past the safety margin,
+ * so that a lease is not born lost. It already does while the heartbeat runs; on a client's
+ * first lock (or after a stall) a sync covers the newest packet answered at least G before it,
+ * and a write sent after its answer chains it: setACL of our own node to the ACL the recipes
+ * create it with, which changes nothing but its ACL version (syncs cannot chain a proof that has
+ * lapsed: see liveness-proof.ts). Never throws, bounded by the deadline: a proof that cannot be
+ * had shows as the lease's signal aborting at once.
  */
-export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline): Promise<void> {
+export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline, node: string): Promise<void> {
   livenessOf(client);
-  for (let round = 0; round < 2 && client.sessionAliveUntil() - margin <= performance.now(); round++) {
-    try {
-      await client.sync('/', { signal: deadline.requestSignal });
-    } catch {
-      return;
-    }
+  if (client.sessionAliveUntil() - margin > performance.now()) return;
+  try {
+    await client.sync('/', { signal: deadline.requestSignal });
+    await client.setACL(node, OPEN_ACL_UNSAFE, { signal: deadline.requestSignal });
+  } catch {
+    // The lease's monitor decides.
   }
 }
 
@@ -95,11 +98,16 @@ function check(client: ZooKeeperClient, state: Liveness): void {
   if (state.listeners.size > 0) arm(client, state, until - maxMargin);
 }
 
-/** A sync a tenth of the session timeout after the previous one was answered; none while disconnected; none after close. */
-function heartbeat(client: ZooKeeperClient): void {
+/**
+ * A sync a tenth of the session timeout after the previous one was answered; none while
+ * disconnected; none after close. Also re-checks the leases' timer after every handshake.
+ */
+function heartbeat(client: ZooKeeperClient, state: Liveness): void {
   let timer: NodeJS.Timeout | undefined;
   const unsubscribe = onSessionEvent(client, (event) => {
     if (event === 'closed' || client.terminated) stop();
+    // A reconnect may have negotiated a shorter timeout: the shared timer is due sooner.
+    else if ((event === 'connected' || event === 'reconnected') && state.listeners.size > 0) check(client, state);
   });
   const stop = (): void => {
     clearTimeout(timer);

@@ -145,7 +145,7 @@ export class SimpleLock {
   }
 
   private async lease(stat: Stat, deadline: Deadline): Promise<Lease> {
-    await proveFresh(this.client, safetyMargin(this.client, this.options), deadline);
+    await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, this.path);
     return new Lease(this.client, this.path, this.path, stat, { ...this.options, reusableName: true });
   }
 
@@ -153,10 +153,17 @@ export class SimpleLock {
   private async waitForRelease(deadline: Deadline): Promise<void> {
     const { client } = this;
     const session = client.sessionId;
+    let fired = false;
+    let wake = (): void => undefined;
+    const watcher = (): void => {
+      fired = true;
+      wake();
+    };
     try {
       await deadline.race(
         new Promise<void>((resolve, reject) => {
-          client.exists(this.path, { watch: () => resolve(), signal: deadline.signal }).then((stat) => {
+          wake = resolve;
+          client.exists(this.path, { watch: watcher, signal: deadline.signal }).then((stat) => {
             if (!stat) resolve();
           }, reject);
         }),
@@ -164,6 +171,9 @@ export class SimpleLock {
     } catch (error) {
       if (!isTransient(error)) throw error;
       await awaitSession(client, session, deadline);
+    } finally {
+      // Gone before we looked, or given up: the watch must not stay behind, one per wait.
+      if (!fired) client.removeWatcher(this.path, watcher).catch(() => undefined);
     }
   }
 }

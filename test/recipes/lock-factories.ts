@@ -1,5 +1,5 @@
 import type { AcquireOptions, Lease, MultiLease, ZooKeeperClient } from '../../src/index.js';
-import { MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperError, joinPath, parentOf } from '../../src/index.js';
+import { MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperError, joinPath } from '../../src/index.js';
 import type { FaultProxy } from '../../src/testing/index.js';
 import { eventually } from '../support/wait.js';
 
@@ -88,15 +88,16 @@ export const KINDS: readonly LockKind[] = [
   },
   {
     name: 'SimpleLock',
-    make: (client, path) => new SimpleLock(client, path),
-    rival: (client, path) => new SimpleLock(client, path),
+    // The node one level down, so that its parent is this scenario's alone (the kinds of one behaviour run side by side).
+    make: (client, path) => new SimpleLock(client, simpleNode(path)),
+    rival: (client, path) => new SimpleLock(client, simpleNode(path)),
     hasFailOnSessionExpiry: false,
-    parents: (path) => [parentOf(path)],
-    isOurs: (path, child) => joinPath(parentOf(path), child) === path,
+    parents: (path) => [path],
+    isOurs: (path, child) => joinPath(path, child) === simpleNode(path),
     // A waiter only watches the node: it owns nothing while it waits.
     waiterNodes: 0,
     rivalWaiterNodes: 0,
-    createMarker: (path) => ({ free: path, contended: path }),
+    createMarker: (path) => ({ free: simpleNode(path), contended: simpleNode(path) }),
   },
   {
     name: 'MultiLock',
@@ -204,4 +205,9 @@ export async function loseReplyTo(proxy: FaultProxy, marker: string): Promise<vo
   await eventually(() => proxy.stats().droppedDownstreamBytes > droppedBefore, 10_000, `reply to the request with "${marker}" dropped`);
   proxy.resetAll();
   proxy.passThrough();
+}
+
+/** The simple lock's node in a scenario under `path`. */
+function simpleNode(path: string): string {
+  return joinPath(path, 'node');
 }
