@@ -23,8 +23,9 @@ const livenesses = new WeakMap<ZooKeeperClient, Liveness>();
  * it sends one `sync` every tenth of the session timeout (one in flight at a time), whether or
  * not a lease is held at that moment: a proof takes about a quarter of the timeout to build, so
  * it must already stand when the next lease begins. With the heartbeat going the proof trails the
- * present by at most G + two heartbeats (under half the timeout), so a lease survives a stall of
- * about 0.45 × the timeout and is given up after it.
+ * present by at most G + three heartbeats and a few round trips (about 0.55 × the timeout), so
+ * with the default margin a lease survives a stall of about a third of the timeout and is given
+ * up after it.
  */
 function livenessOf(client: ZooKeeperClient): Liveness {
   let liveness = livenesses.get(client);

@@ -2,32 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease, ZooKeeperClient } from '../../src/index.js';
 import { LockError, LockLostError, Mutex, SimpleLock } from '../../src/index.js';
-import type { FaultProxy } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, within } from './fixtures.js';
-
-/**
- * Loses the reply to the first request whose bytes contain `marker`: as soon as that request has
- * gone upstream, replies are black-holed; once one was dropped the connection is reset, so the
- * client sees CONNECTIONLOSS for a request the server did execute, and reconnects.
- */
-async function loseReplyTo(proxy: FaultProxy, marker: string): Promise<void> {
-  let sent = false;
-  const unsubscribe = proxy.onChunk((event) => {
-    if (!sent && event.direction === 'upstream' && !event.dropped && event.chunk.includes(marker)) {
-      sent = true;
-      proxy.blackhole('downstream');
-    }
-  });
-  try {
-    await eventually(() => sent && proxy.stats().droppedDownstreamBytes > 0, ROUND_TRIPS_MS, `reply to the request with "${marker}" dropped`);
-  } finally {
-    unsubscribe();
-  }
-  proxy.resetAll();
-  proxy.passThrough();
-}
+import { loseReplyTo } from '../support/lose-reply.js';
 
 describe('lock recipes under connection faults and session expiry', () => {
   let zk: RecipeFixture;

@@ -20,7 +20,7 @@ describe('lease signal when the holder is connected to a follower', () => {
     await ensemble?.close();
   });
 
-  // The client pings after a third of the timeout without traffic: freeze just after that first idle ping was answered.
+  // Two phases against the heartbeat (a sync every tenth of the timeout) and the pings; the old rule failed at both.
   for (const freezeAfter of [700, 740]) {
     it(`aborts before anyone else acquires when the follower freezes ${freezeAfter} ms into the hold`, { timeout: 60_000 }, async () => {
       const trial = await followerFreezeTrial(ensemble, { sessionTimeout, freezeAfter, lockPath: `/follower-liveness/${freezeAfter}` });

@@ -194,19 +194,6 @@ export async function blackholeRepliesAfter(proxy: FaultProxy, marker?: string, 
   }
 }
 
-/**
- * Loses the reply to the first request whose bytes contain `marker`: once that request has gone
- * upstream replies are black-holed, and once one was dropped the connection is reset, so the
- * client sees CONNECTIONLOSS for a request the server did execute, and reconnects.
- */
-export async function loseReplyTo(proxy: FaultProxy, marker: string): Promise<void> {
-  const droppedBefore = proxy.stats().droppedDownstreamBytes;
-  await blackholeRepliesAfter(proxy, marker);
-  await eventually(() => proxy.stats().droppedDownstreamBytes > droppedBefore, 10_000, `reply to the request with "${marker}" dropped`);
-  proxy.resetAll();
-  proxy.passThrough();
-}
-
 /** The simple lock's node in a scenario under `path`. */
 function simpleNode(path: string): string {
   return joinPath(path, 'node');

@@ -6,8 +6,9 @@ import type { FaultProxy } from '../../src/testing/index.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, sleep, within } from './fixtures.js';
 import type { AnyLease, AnyLock, LockKind } from './lock-factories.js';
-import { KINDS, blackholeRepliesAfter, childVersions, dataWatchesOf, loseReplyTo, nodesHeld, nodesOf, nodesOwnedBy, prepare, sessionsOf } from './lock-factories.js';
+import { KINDS, blackholeRepliesAfter, childVersions, dataWatchesOf, nodesHeld, nodesOf, nodesOwnedBy, prepare, sessionsOf } from './lock-factories.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
+import { loseReplyTo } from '../support/lose-reply.js';
 
 /**
  * One behavioural suite over every lock kind (issue 10): timeouts, aborts, lost create replies,

@@ -1,39 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ZooKeeperClient } from '../../src/index.js';
 import { LockError, LockLostError, SimpleLock } from '../../src/index.js';
-import type { FaultProxy } from '../../src/testing/index.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, within } from './fixtures.js';
+import { loseReplyTo } from '../support/lose-reply.js';
+import { sessionBound } from '../support/bounds.js';
 
 function isLockError(code: string): (error: unknown) => boolean {
   return (error) => error instanceof LockError && error.code === code;
-}
-
-/**
- * Loses the reply to the `nth` request whose bytes contain `marker` (see faults.test.ts, whose
- * helper loses the first): once that request has gone upstream, replies are black-holed; once one
- * was dropped the connection is reset, so the client sees CONNECTIONLOSS for a request the server
- * did execute, and reconnects.
- */
-async function loseReplyTo(proxy: FaultProxy, marker: string, nth = 1): Promise<void> {
-  let seen = 0;
-  const droppedBefore = proxy.stats().droppedDownstreamBytes;
-  const unsubscribe = proxy.onChunk((event) => {
-    if (seen < nth && event.direction === 'upstream' && !event.dropped && event.chunk.includes(marker) && ++seen === nth) proxy.blackhole('downstream');
-  });
-  try {
-    await eventually(() => seen === nth && proxy.stats().droppedDownstreamBytes > droppedBefore, 10_000, `reply to request #${nth} with "${marker}" dropped`);
-  } finally {
-    unsubscribe();
-  }
-  proxy.resetAll();
-  proxy.passThrough();
-}
-
-/** A bound for what a session's timeout bounds (detecting a dead connection, reconnecting): 3× plus headroom for a busy machine. */
-function sessionBound(client: ZooKeeperClient): number {
-  return 3 * client.sessionTimeout + 5000;
 }
 
 describe('SimpleLock safety', () => {
@@ -87,11 +61,11 @@ describe('SimpleLock safety', () => {
     const { client, proxy } = await zk.viaProxy({ sessionTimeout: 6000 });
     const holder = await new SimpleLock(client, '/ss/lost/node').tryAcquire();
     assert.ok(holder);
-    const reconnected = nextEvent(client, 'reconnected', sessionBound(client));
+    const reconnected = nextEvent(client, 'reconnected', sessionBound(client.sessionTimeout));
     const attempt = new SimpleLock(client, '/ss/lost/node').tryAcquire();
     await loseReplyTo(proxy, '/ss/lost/node');
     await reconnected;
-    const stolen = await within(attempt, sessionBound(client), 'tryAcquire answers after the reconnect');
+    const stolen = await within(attempt, sessionBound(client.sessionTimeout), 'tryAcquire answers after the reconnect');
     assert.equal(stolen, null, "the lost-reply path adopted another caller's node of our session");
     assert.equal((await zk.admin.exists('/ss/lost/node'))?.czxid, holder.fencingToken, "the holder's node is untouched");
     await holder.release();
@@ -139,7 +113,7 @@ describe('SimpleLock safety', () => {
     await zk.admin.delete('/ss/offline/node');
     const other = await new SimpleLock(await zk.client(), '/ss/offline/node').tryAcquire();
     assert.ok(other, 'another process holds the namesake');
-    const reconnected = nextEvent(client, 'reconnected', sessionBound(client));
+    const reconnected = nextEvent(client, 'reconnected', sessionBound(client.sessionTimeout));
     proxy.resetAll();
     proxy.passThrough();
     await reconnected;
@@ -165,7 +139,7 @@ describe('SimpleLock safety', () => {
     try {
       await within(
         assert.rejects(new SimpleLock(client, '/ss/leak/node').acquire({ timeout: 300 }), isLockError('LOCK_TIMEOUT')),
-        sessionBound(client),
+        sessionBound(client.sessionTimeout),
         'the acquire rejects',
       );
     } finally {
@@ -175,7 +149,7 @@ describe('SimpleLock safety', () => {
     await eventually(async () => (await zk.admin.exists('/ss/leak/node')) !== null, 10_000, 'the lost create runs on the server');
     proxy.resetAll();
     proxy.passThrough();
-    await eventually(async () => (await zk.admin.exists('/ss/leak/node')) === null, sessionBound(client), "the lost create's node removed after the reconnect");
+    await eventually(async () => (await zk.admin.exists('/ss/leak/node')) === null, sessionBound(client.sessionTimeout), "the lost create's node removed after the reconnect");
     assert.deepEqual(await client.getEphemerals('/ss/leak'), [], 'nothing of ours is left');
     const lease = await new SimpleLock(await zk.client(), '/ss/leak/node').tryAcquire();
     assert.ok(lease, 'the lock is free for others');
@@ -189,7 +163,7 @@ describe('SimpleLock safety', () => {
     const attempt = new SimpleLock(client, '/ss/read-loss/node').tryAcquire();
     // Request #1 with the path is the create (NODEEXISTS), #2 the read of the holder's node.
     await loseReplyTo(proxy, '/ss/read-loss/node', 2);
-    assert.equal(await within(attempt, sessionBound(client), 'tryAcquire answers after the reconnect'), null, 'taken by the holder');
+    assert.equal(await within(attempt, sessionBound(client.sessionTimeout), 'tryAcquire answers after the reconnect'), null, 'taken by the holder');
     await holder.release();
     assert.equal(await zk.admin.exists('/ss/read-loss/node'), null);
   });
