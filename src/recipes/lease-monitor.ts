@@ -26,7 +26,7 @@ export function safetyMargin(client: ZooKeeperClient, options: LeaseMonitorOptio
  * the session expired; our node was deleted, or replaced by a namesake (the simple lock's fixed
  * path), told apart by its czxid and owner; the client closed; or the leader may have expired the
  * session, connected or not: the proof that it is alive (client.sessionAliveUntil(), kept fresh
- * by sync heartbeats while leases are held) runs out within the safety margin.
+ * by sync heartbeats from the client's first lock on) runs out within the safety margin.
  */
 export class LeaseMonitor {
   // The signal, and the error that is its reason, are made only when someone asks for the signal:

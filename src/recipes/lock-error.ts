@@ -37,7 +37,8 @@ export class LockError extends ZooKeeperError {
  * Why a lease's signal aborted:
  * - `SESSION_EXPIRED`: the session that owned the node is gone, and with it the node.
  * - `NODE_DELETED`: someone else deleted our node (an operator, a forced release).
- * - `SESSION_MAY_HAVE_EXPIRED`: disconnected so long that the server may already have expired the session.
+ * - `SESSION_MAY_HAVE_EXPIRED`: the leader may already have expired the session: the proof that it
+ *   heard from us (client.sessionAliveUntil()) ran out within the safety margin, connected or not.
  * - `CLIENT_CLOSED`: the client was closed.
  * - `RELEASED`: the lease was released normally.
  */
