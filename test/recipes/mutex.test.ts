@@ -89,7 +89,8 @@ describe('fair mutex', () => {
     await first.release();
     // What the container reaper does to an empty lock path, and another service queueing there first.
     await zk.admin.delete('/m/reborn/lock');
-    await zk.admin.create('/m/reborn/lock', Buffer.alloc(0), { mode: 'CONTAINER' });
+    // The server's container reaper may take the emptied parent /m/reborn meanwhile: ensurePath makes it again if so.
+    await zk.admin.ensurePath('/m/reborn/lock', { container: true });
     const theirs = await new Mutex(b, '/m/reborn/lock').acquire();
     assert.match(theirs.node, /-lock-0000000000$/);
     // Our next node is -0000000001, the sequence after our last one: only the zxids tell the parents apart.
