@@ -15,7 +15,8 @@ import {
   writeAuth,
   writeConnectRequest,
   writeRequestHeader,
-  writeSetWatches2,
+  setWatchesOpCode,
+  writeSetWatches,
 } from '../protocol/index.js';
 import type { HostPort } from './connect-string.js';
 import { Connection } from './connection.js';
@@ -53,7 +54,7 @@ interface AuthEntry {
   waiters: { resolve: () => void; reject: (e: ZooKeeperError) => void }[];
 }
 
-/** setWatches2 batches stay near the Java client's 128 KiB of paths, far below the frame limit. */
+/** setWatches batches stay near the Java client's 128 KiB of paths, far below the frame limit. */
 const SET_WATCHES_BATCH_BYTES = 128 * 1024;
 const MAX_BACKOFF_MS = 1000;
 
@@ -371,8 +372,8 @@ export class Session extends EventEmitter {
     let bytes = 0;
     const flush = (): void => {
       const w = new Writer(bytes + 128);
-      writeRequestHeader(w, Xid.setWatches, OpCode.setWatches2);
-      writeSetWatches2(w, this.lastZxid, batch);
+      writeRequestHeader(w, Xid.setWatches, setWatchesOpCode(batch));
+      writeSetWatches(w, this.lastZxid, batch);
       connection.send(w.frame());
       batch = emptyLists();
       bytes = 0;

@@ -1,4 +1,4 @@
-import { CreateFlag } from './opcodes.js';
+import { CreateFlag, OpCode } from './opcodes.js';
 import type { ACL } from './records.js';
 import { writeAcls } from './records.js';
 import type { Writer } from './writer.js';
@@ -71,11 +71,17 @@ export interface WatchLists {
   persistentRecursive: readonly string[];
 }
 
-export function writeSetWatches2(w: Writer, relativeZxid: bigint, lists: WatchLists): void {
-  w.long(relativeZxid)
-    .strings(lists.data)
-    .strings(lists.exist)
-    .strings(lists.child)
-    .strings(lists.persistent)
-    .strings(lists.persistentRecursive);
+/**
+ * The watch re-registration record after a reconnect, and its opcode: SetWatches (101) when
+ * `lists` holds no persistent watch, as the Java client sends; SetWatches2 (105, with the two
+ * persistent lists) otherwise. A 3.5 server does not know 105: it answers UNIMPLEMENTED and
+ * closes the connection, so a client that always sent 105 could never reconnect to one.
+ */
+export function writeSetWatches(w: Writer, relativeZxid: bigint, lists: WatchLists): void {
+  w.long(relativeZxid).strings(lists.data).strings(lists.exist).strings(lists.child);
+  if (setWatchesOpCode(lists) === OpCode.setWatches2) w.strings(lists.persistent).strings(lists.persistentRecursive);
+}
+
+export function setWatchesOpCode(lists: WatchLists): number {
+  return lists.persistent.length > 0 || lists.persistentRecursive.length > 0 ? OpCode.setWatches2 : OpCode.setWatches;
 }

@@ -9,8 +9,10 @@ import {
   readMultiResults,
   readReplyHeader,
   readStat,
+  setWatchesOpCode,
   writeConnectRequest,
   writeMulti,
+  writeSetWatches,
 } from '../../src/protocol/index.js';
 
 function body(frame: Buffer): Buffer {
@@ -162,5 +164,32 @@ describe('FrameDecoder', () => {
     const w = new Writer();
     w.int(5).long(99n).int(-110);
     assert.deepEqual(readReplyHeader(new Reader(body(w.frame()))), { xid: 5, zxid: 99n, err: -110 });
+  });
+});
+
+describe('watch re-registration after a reconnect', () => {
+  const hex = (text: string): Buffer => Buffer.from(text.replace(/\s+/g, ''), 'hex');
+  // relativeZxid 0x0102030405060708, then the vectors: count, then (length, bytes) per path.
+  const zxid = '0102030405060708';
+  const dataA = '00000001 00000002 2f61'; // ['/a']
+  const none = '00000000';
+  const childB = '00000001 00000002 2f62'; // ['/b']
+
+  function encode(lists: Parameters<typeof writeSetWatches>[2]): { op: number; bytes: Buffer } {
+    const w = new Writer();
+    writeSetWatches(w, 0x0102030405060708n, lists);
+    return { op: setWatchesOpCode(lists), bytes: body(w.frame()) };
+  }
+
+  it('is SetWatches (101) with three lists when no persistent watch is registered, for 3.5 servers', () => {
+    const { op, bytes } = encode({ data: ['/a'], exist: [], child: ['/b'], persistent: [], persistentRecursive: [] });
+    assert.equal(op, 101);
+    assert.deepEqual(bytes, hex(zxid + dataA + none + childB));
+  });
+
+  it('is SetWatches2 (105) with five lists when a persistent watch is registered', () => {
+    const { op, bytes } = encode({ data: ['/a'], exist: [], child: [], persistent: [], persistentRecursive: ['/b'] });
+    assert.equal(op, 105);
+    assert.deepEqual(bytes, hex(zxid + dataA + none + none + none + childB));
   });
 });
