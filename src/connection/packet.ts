@@ -25,6 +25,8 @@ export class Packet<T = unknown> {
   xid = 0;
   sentAt = 0;
   settled = false;
+  /** Called once when the request settles (succeeds, fails, times out or is aborted). */
+  onSettled: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly onAbort: (() => void) | undefined;
 
@@ -77,6 +79,7 @@ export class Packet<T = unknown> {
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
+    this.onSettled?.();
     clearTimeout(this.timer);
     if (this.onAbort) this.spec.signal?.removeEventListener('abort', this.onAbort);
     return true;

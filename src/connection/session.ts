@@ -82,7 +82,8 @@ export class Session extends EventEmitter {
   private readonly maxFrameBytes: number;
   private connection: Connection | undefined;
   private ready = false;
-  private readonly pending = new Fifo<Packet>();
+  /** Requests waiting for a connection, in order; a request that settles meanwhile (timeout, abort) leaves at once. */
+  private readonly pending = new Set<Packet>();
   private outstanding = new Fifo<Packet>();
   private pingsSentAt = new Fifo<number>();
   private readonly authInfo: AuthEntry[] = [];
@@ -150,7 +151,8 @@ export class Session extends EventEmitter {
         this.send(this.connection, packet);
       } else {
         packet.boundWait(this.options.requestTimeout);
-        this.pending.push(packet);
+        this.pending.add(packet);
+        packet.onSettled = () => this.pending.delete(packet);
       }
     });
   }
@@ -349,7 +351,7 @@ export class Session extends EventEmitter {
     for (const entry of this.authInfo) this.sendAuth(connection, entry);
     if (resumed) this.sendSetWatches(connection);
     this.ready = true;
-    for (const packet of this.pending.drain()) {
+    for (const packet of this.takePending()) {
       if (!packet.settled) this.send(connection, packet);
     }
     this.setState('connected', resumed ? 'reconnected' : 'connected');
@@ -479,8 +481,15 @@ export class Session extends EventEmitter {
     if (!this.options.renewExpiredSession) this.connection?.close(reason);
   }
 
+  private takePending(): Packet[] {
+    const packets = [...this.pending];
+    this.pending.clear();
+    for (const packet of packets) packet.onSettled = undefined;
+    return packets;
+  }
+
   private failAll(makeError: (packet: Packet) => ZooKeeperError): void {
-    for (const packet of [...this.outstanding.drain(), ...this.pending.drain()]) {
+    for (const packet of [...this.outstanding.drain(), ...this.takePending()]) {
       const base = makeError(packet);
       packet.fail(new ZooKeeperError(base.code, base.message, { zkCode: base.zkCode, op: packet.spec.op, path: packet.spec.path, cause: base }));
     }
