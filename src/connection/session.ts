@@ -93,6 +93,8 @@ export class Session extends EventEmitter {
   private closing: Promise<void> | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private wake: (() => void) | undefined;
+  /** Aborted by close(): ends a connection attempt in progress at once. */
+  private readonly stopping = new AbortController();
   private readonly pingFrame: Buffer;
 
   constructor(private readonly options: SessionOptions) {
@@ -271,9 +273,10 @@ export class Session extends EventEmitter {
   private async connectOnce(target: HostPort): Promise<boolean> {
     let socket;
     try {
-      socket = await openSocket(target, this.connectTimeout(), this.options.tls);
+      socket = await openSocket(target, this.connectTimeout(), this.options.tls, this.stopping.signal);
     } catch (error) {
-      this.emit('connectionError', error);
+      // Nothing is reported after close().
+      if (!this.isStopped) this.emit('connectionError', error);
       return false;
     }
     if (this.isStopped) {
@@ -529,6 +532,7 @@ export class Session extends EventEmitter {
     }
     clearTimeout(this.expiryTimer);
     this.state = 'closed';
+    this.stopping.abort();
     this.wake?.();
     const connection = this.connection;
     connection?.close(new ZooKeeperError('CLOSED', 'client closed'));
