@@ -180,7 +180,8 @@ export class Session extends EventEmitter {
 
   /** Digest or other auth; kept and re-sent on every reconnect. Resolves when a server accepted it. */
   addAuth(scheme: string, auth: Buffer): Promise<void> {
-    if (this.closing || this.state === 'closed') return Promise.reject(new ZooKeeperError('CLOSED', 'client is closed', { op: 'addAuth' }));
+    const refused = this.refusal({ type: OpCode.auth, op: 'addAuth' });
+    if (refused) return Promise.reject(refused);
     const entry: AuthEntry = { scheme, auth, waiters: [] };
     this.authInfo.push(entry);
     return new Promise<void>((resolve, reject) => {
@@ -480,6 +481,8 @@ export class Session extends EventEmitter {
     this.sessionId = 0n;
     this.password = EMPTY_PASSWORD;
     this.failAll(() => reason);
+    // No session will come to accept them: they would wait out their timeout for nothing.
+    if (!this.options.renewExpiredSession) this.rejectAuthWaiters(reason);
     this.setState('expired', 'expired', reason);
     if (!this.options.renewExpiredSession) this.connection?.close(reason);
   }
@@ -489,6 +492,13 @@ export class Session extends EventEmitter {
     this.pending.clear();
     for (const packet of packets) packet.onSettled = undefined;
     return packets;
+  }
+
+  private rejectAuthWaiters(reason: ZooKeeperError): void {
+    for (const entry of this.authInfo) {
+      for (const w of entry.waiters) w.reject(new ZooKeeperError(reason.code, reason.message, { zkCode: reason.zkCode, op: 'addAuth', cause: reason }));
+      entry.waiters = [];
+    }
   }
 
   private failAll(makeError: (packet: Packet) => ZooKeeperError): void {
@@ -537,10 +547,7 @@ export class Session extends EventEmitter {
     const connection = this.connection;
     connection?.close(new ZooKeeperError('CLOSED', 'client closed'));
     this.failAll(() => new ZooKeeperError('CLOSED', 'client closed'));
-    for (const entry of this.authInfo) {
-      for (const w of entry.waiters) w.reject(new ZooKeeperError('CLOSED', 'client closed', { op: 'addAuth' }));
-      entry.waiters = [];
-    }
+    this.rejectAuthWaiters(new ZooKeeperError('CLOSED', 'client closed', { op: 'addAuth' }));
     await connection?.released;
     this.emit('state', 'closed');
     this.emit('closed');

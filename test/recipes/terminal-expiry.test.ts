@@ -40,4 +40,8 @@ describe('lock recipes on a client whose session expired for good', () => {
   it('waitForConnected rejects with SESSIONEXPIRED at once instead of waiting out its timeout', async () => {
     await assert.rejects(within(client.waitForConnected({ timeout: 60_000 }), 20_000, 'waitForConnected settles'), (e) => e instanceof ZooKeeperError && e.code === 'SESSIONEXPIRED');
   });
+
+  it('addAuth rejects with SESSIONEXPIRED at once instead of waiting out the request timeout', async () => {
+    await assert.rejects(within(client.addAuth('digest', 'user:secret'), 10_000, 'addAuth settles'), (e) => e instanceof ZooKeeperError && e.code === 'SESSIONEXPIRED');
+  });
 });
