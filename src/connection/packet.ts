@@ -1,5 +1,6 @@
 import { ZooKeeperError } from '../protocol/index.js';
 import type { Reader, Writer } from '../protocol/index.js';
+import { onAbort } from './abort-fanout.js';
 
 /** What the client layer asks the session to send. */
 export interface RequestSpec<T> {
@@ -28,7 +29,7 @@ export class Packet<T = unknown> {
   /** Called once when the request settles (succeeds, fails, times out or is aborted). */
   onSettled: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private readonly onAbort: (() => void) | undefined;
+  private readonly unsubscribeAbort: (() => void) | undefined;
 
   constructor(
     readonly spec: RequestSpec<T>,
@@ -39,9 +40,9 @@ export class Packet<T = unknown> {
     if (spec.timeout !== undefined) this.startTimer(spec.timeout);
     if (spec.signal) {
       const signal = spec.signal;
-      this.onAbort = () =>
-        this.fail(new ZooKeeperError('ABORTED', 'request aborted', { op: spec.op, path: spec.path, cause: signal.reason }));
-      signal.addEventListener('abort', this.onAbort, { once: true });
+      this.unsubscribeAbort = onAbort(signal, () =>
+        this.fail(new ZooKeeperError('ABORTED', 'request aborted', { op: spec.op, path: spec.path, cause: signal.reason })),
+      );
     }
   }
 
@@ -81,7 +82,7 @@ export class Packet<T = unknown> {
     this.settled = true;
     this.onSettled?.();
     clearTimeout(this.timer);
-    if (this.onAbort) this.spec.signal?.removeEventListener('abort', this.onAbort);
+    this.unsubscribeAbort?.();
     return true;
   }
 }

@@ -50,4 +50,28 @@ describe('requests waiting for a connection', () => {
     assert.equal((await zk.admin.getData('/pending')).data.toString(), 'b');
     assert.equal(queued(client), 0);
   });
+
+  it('many requests bounded by one signal share one abort listener: no MaxListenersExceededWarning, and all abort', async () => {
+    const client = await zk.client();
+    await zk.admin.create('/shared-signal', 'v');
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const shared = new AbortController();
+      await Promise.all(Array.from({ length: 30 }, () => client.getData('/shared-signal', { signal: shared.signal })));
+      const { proxy, client: cut } = await zk.viaProxy({ sessionTimeout: 20_000 });
+      proxy.blackhole('downstream');
+      const stuck = Array.from({ length: 30 }, () => cut.getData('/shared-signal', { signal: shared.signal }));
+      shared.abort();
+      const outcomes = await within(Promise.allSettled(stuck), ROUND_TRIPS_MS, 'the aborted requests settle');
+      assert.ok(outcomes.every((o) => o.status === 'rejected' && o.reason instanceof ZooKeeperError && o.reason.code === 'ABORTED'));
+      proxy.passThrough();
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(warnings.filter((name) => name === 'MaxListenersExceededWarning'), []);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
 });
