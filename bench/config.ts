@@ -26,9 +26,18 @@ export interface BenchConfig {
   readonly readRatio: number;
   /** The small herd (the reference) and the large one, as sessions × waiters per session. */
   readonly herds: readonly { sessions: number; waitersPerSession: number }[];
+  /** Requests issued at once against a silent server in the heap-per-request rows. */
+  readonly overloadRequests: number;
+  /** Requests failed at once in the event-loop-block rows. */
+  readonly backlogRequests: number;
   /** Run the kazoo side (needs /usr/bin/python3 with python3-kazoo). */
   readonly kazoo: boolean;
-  /** Scenario groups to run (`client`, `lock`); all when empty. */
+  /**
+   * The server commits with fsync (`forceSync=yes`) into a data directory on disk, as in
+   * production; false (`--no-fsync`) is the harness's test setting, which skips it.
+   */
+  readonly fsync: boolean;
+  /** Scenario groups to run (`client`, `lock`, `overload`); all when empty. */
   readonly only: ReadonlySet<string>;
 }
 
@@ -41,6 +50,8 @@ const QUICK = {
   rounds: 1,
   lockCycles: 500,
   contendedMs: 2_000,
+  overloadRequests: 200_000,
+  backlogRequests: 100_000,
   herds: [
     { sessions: 1, waitersPerSession: 10 },
     { sessions: 10, waitersPerSession: 20 },
@@ -56,30 +67,37 @@ const FULL = {
   rounds: 5,
   lockCycles: 2_000,
   contendedMs: 8_000,
+  overloadRequests: 1_000_000,
+  backlogRequests: 300_000,
   herds: [
     { sessions: 1, waitersPerSession: 10 },
     { sessions: 50, waitersPerSession: 20 },
   ],
 } as const;
 
-const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--only client|lock]
+const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload']);
+
+const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-fsync] [--only client|lock|overload]
   --quick      short run (about a minute), to check that everything works
   --no-kazoo   skip the Python peer
-  --only G     run only scenario group G (client or lock); repeatable`;
+  --no-fsync   the server skips fsync (forceSync=no, data in the temp dir): the test setting
+  --only G     run only scenario group G (client, lock or overload); repeatable`;
 
 export function parseArgs(argv: readonly string[]): BenchConfig {
   let quick = false;
   let kazoo = true;
+  let fsync = true;
   const only = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
     else if (arg === '--no-kazoo') kazoo = false;
-    else if (arg === '--only' && (argv[i + 1] === 'client' || argv[i + 1] === 'lock')) only.add(argv[++i]!);
+    else if (arg === '--no-fsync') fsync = false;
+    else if (arg === '--only' && GROUPS.has(argv[i + 1] ?? '')) only.add(argv[++i]!);
     else {
       console.error(USAGE);
       process.exit(arg === '--help' || arg === '-h' ? 0 : 2);
     }
   }
-  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, readRatio: 0.8, kazoo, only };
+  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, readRatio: 0.8, kazoo, fsync, only };
 }

@@ -1,14 +1,20 @@
 /**
- * `npm run bench [-- --quick] [-- --no-kazoo] [-- --only client|lock]`: starts a standalone
- * ZooKeeper server with the testing harness, runs the client and lock scenarios for zklock,
- * node-zookeeper-client and kazoo against it, prints a table and writes bench/results/.
+ * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-fsync] [-- --only client|lock|overload]`:
+ * starts a standalone ZooKeeper server with the testing harness, runs the client and lock
+ * scenarios for zklock, node-zookeeper-client and kazoo against it, and zklock's overload
+ * scenarios, prints a table and writes bench/results/.
  */
+import { mkdir, statfs } from 'node:fs/promises';
 import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { ZooKeeperServerOptions } from '../src/testing/index.js';
 import { ZooKeeperServer } from '../src/testing/index.js';
 import { clientScenarios, warmUpServer } from './client-scenarios.js';
 import { parseArgs } from './config.js';
 import type { Bench } from './context.js';
+import type { BenchConfig } from './config.js';
 import { lockScenarios } from './lock-scenarios.js';
+import { overloadScenarios } from './overload.js';
 import { kazooUnavailable } from './peers/kazoo.js';
 import { connectZklock } from './peers/ops-client.js';
 import type { Report, Row } from './report.js';
@@ -20,6 +26,26 @@ import { renderTable, writeReport } from './report.js';
  * heap room. The harness appends user jvmArgs last, so these win.
  */
 const BENCH_JVM_ARGS = ['-XX:TieredStopAtLevel=4', '-Xms256m', '-Xmx512m'];
+
+/** statfs type of tmpfs: memory, where an fsync costs nothing. */
+const TMPFS_MAGIC = 0x01021994;
+
+/**
+ * The server as in production by default: every commit is fsynced (`forceSync=yes`, where the
+ * harness's test default skips it) into a data directory on disk, under bench/results/ rather
+ * than the temp dir, which may be tmpfs. `--no-fsync` gives the test setting. Returns the
+ * server options and a note saying which it is.
+ */
+async function serverSettings(config: BenchConfig): Promise<{ options: ZooKeeperServerOptions; note: string }> {
+  if (!config.fsync) return { options: { jvmArgs: BENCH_JVM_ARGS }, note: `server: forceSync=no (--no-fsync), dataDir under ${os.tmpdir()}` };
+  const dir = fileURLToPath(new URL('./results/', import.meta.url));
+  await mkdir(dir, { recursive: true });
+  const onTmpfs = (await statfs(dir)).type === TMPFS_MAGIC;
+  return {
+    options: { jvmArgs: BENCH_JVM_ARGS, config: { forceSync: 'yes' }, tempDir: dir },
+    note: `server: forceSync=yes, dataDir under ${dir}${onTmpfs ? ' — on tmpfs, so fsync costs nothing here: not a production measurement' : ' (on disk)'}`,
+  };
+}
 
 async function main(): Promise<void> {
   const config = parseArgs(process.argv.slice(2));
@@ -35,8 +61,10 @@ async function main(): Promise<void> {
       kazoo = false;
     }
   }
-  log(`starting ZooKeeper (${config.mode} run)…`);
-  await using server = await ZooKeeperServer.start({ jvmArgs: BENCH_JVM_ARGS });
+  const settings = await serverSettings(config);
+  notes.push(settings.note);
+  log(`starting ZooKeeper (${config.mode} run; ${settings.note})…`);
+  await using server = await ZooKeeperServer.start(settings.options);
   const bench: Bench = {
     config,
     connectString: server.connectString,
@@ -61,6 +89,10 @@ async function main(): Promise<void> {
   if (wants('lock')) {
     log('lock scenarios…');
     rows.push(...(await lockScenarios(bench)));
+  }
+  if (wants('overload')) {
+    log('overload scenarios…');
+    rows.push(...(await overloadScenarios(bench)));
   }
 
   notes.push(...rows.flatMap((row) => (row.note ? [row.note] : [])));

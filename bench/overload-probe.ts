@@ -1,0 +1,149 @@
+/**
+ * One overload measurement in a process of its own (`node --expose-gc`), so that a heap of a
+ * million requests neither lives on in the benchmark's process nor disturbs its CPU figures.
+ * `bench/overload.ts` runs it; it prints one JSON object on stdout:
+ *
+ *   queued <connectString> <requests>    heap per request waiting for a connection (a server that
+ *                                        accepts and never answers: the handshake never completes)
+ *   silent <connectString> <requests>    heap per request on a live connection whose server went
+ *                                        silent (a proxy black-holes both directions)
+ *   readTimeout <connectString> <n>      the longest event-loop block while n requests in flight
+ *                                        fail at the read timeout
+ *   close <connectString> <n>            the longest event-loop block while close() fails n
+ *                                        requests sent to a silent server
+ *
+ * Heap is V8's used heap plus ArrayBuffer memory (frames and socket buffers), after full
+ * collections, measured before and after issuing the requests; the array holding the promises
+ * is allocated before the first measurement, so it is not counted.
+ */
+import net from 'node:net';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { FaultProxy } from '../src/testing/index.js';
+import { SESSION_TIMEOUT_MS } from './peers/ops-client.js';
+import { ZooKeeperClient } from './zklock.js';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with node --expose-gc');
+
+function heap(): number {
+  gc!();
+  gc!();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
+}
+
+/** Issues `count` getData calls at once; returns them and the time the loop was blocked doing so. */
+function issue(client: ZooKeeperClient, count: number): { promises: Promise<unknown>[]; issueMs: number } {
+  const promises = new Array<Promise<unknown>>(count).fill(Promise.resolve());
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) promises[i] = client.getData('/zklock-bench/data');
+  return { promises, issueMs: performance.now() - t0 };
+}
+
+/** A server that accepts connections and never writes a byte. */
+async function mute(): Promise<{ connectString: string; close: () => void }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    connectString: `127.0.0.1:${port}`,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      server.close();
+    },
+  };
+}
+
+/** A connected client whose server goes silent (both directions black-holed) once connected. */
+async function silenced(connectString: string, options: Record<string, unknown> = {}): Promise<{ client: ZooKeeperClient; proxy: FaultProxy }> {
+  const [host, port] = connectString.split(':');
+  const proxy = await FaultProxy.start({ targetHost: host, targetPort: Number(port) });
+  const client = await ZooKeeperClient.connect(proxy.connectString, { sessionTimeout: SESSION_TIMEOUT_MS, requestTimeout: 600_000, ...options });
+  proxy.blackhole('both');
+  return { client, proxy };
+}
+
+/** Bytes per request held while `count` requests wait; the requests are failed by close() afterwards. */
+async function heapPerRequest(client: ZooKeeperClient, count: number): Promise<Record<string, number>> {
+  const placeholder = new Array<Promise<unknown>>(count).fill(Promise.resolve());
+  const before = heap();
+  placeholder.length = 0;
+  const { promises, issueMs } = issue(client, count);
+  const after = heap();
+  // Handlers before the failures, so no rejection goes unhandled.
+  const settled = Promise.allSettled(promises);
+  await client.close();
+  await settled;
+  return { bytesPerRequest: (after - before) / count, issueMs };
+}
+
+/** The longest the event loop was blocked (ms) from now until `work` settles. */
+async function longestBlock(work: () => Promise<unknown>): Promise<number> {
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  // Let the blocking of whatever came before end first.
+  await new Promise((resolve) => setImmediate(resolve));
+  histogram.enable();
+  await work();
+  histogram.disable();
+  return histogram.max / 1e6;
+}
+
+async function main(): Promise<Record<string, unknown>> {
+  const [scenario, connectString, countArg] = process.argv.slice(2);
+  const count = Number(countArg);
+  if (!connectString || !Number.isInteger(count)) throw new Error('usage: overload-probe <scenario> <connectString> <count>');
+  switch (scenario) {
+    case 'queued': {
+      const server = await mute();
+      const client = new ZooKeeperClient(server.connectString, { sessionTimeout: SESSION_TIMEOUT_MS, requestTimeout: 600_000 });
+      try {
+        return await heapPerRequest(client, count);
+      } finally {
+        server.close();
+      }
+    }
+    case 'silent': {
+      const { client, proxy } = await silenced(connectString);
+      try {
+        return await heapPerRequest(client, count);
+      } finally {
+        await proxy.close();
+      }
+    }
+    case 'readTimeout': {
+      // A short session, so the read timeout (2/3 of it) comes soon; every request on the wire.
+      const { client, proxy } = await silenced(connectString, { sessionTimeout: 3000, maxInFlight: count });
+      try {
+        const { promises, issueMs } = issue(client, count);
+        const blockedMs = await longestBlock(() => Promise.allSettled(promises));
+        return { blockedMs, issueMs };
+      } finally {
+        await client.close();
+        await proxy.close();
+      }
+    }
+    case 'close': {
+      const { client, proxy } = await silenced(connectString);
+      try {
+        const { promises, issueMs } = issue(client, count);
+        const settled = Promise.allSettled(promises);
+        const blockedMs = await longestBlock(async () => {
+          await client.close();
+          await settled;
+        });
+        return { blockedMs, issueMs };
+      } finally {
+        await proxy.close();
+      }
+    }
+    default:
+      throw new Error(`unknown scenario ${scenario}`);
+  }
+}
+
+console.log(JSON.stringify(await main()));
