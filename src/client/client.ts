@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { RequestSpec, SessionEvent, SessionState, TlsOptions } from '../connection/index.js';
 import { Session, parseConnectString } from '../connection/index.js';
-import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Stat, WatcherEvent } from '../protocol/index.js';
+import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Reader, Stat, WatcherEvent } from '../protocol/index.js';
 import {
   AddWatchMode,
   ErrorCode,
@@ -13,7 +13,6 @@ import {
   readAclStat,
   readChildren2,
   readCreate2,
-  readData,
   readMultiResults,
   readStat,
   writeCreate,
@@ -269,13 +268,13 @@ export class ZooKeeperClient extends EventEmitter {
   }
 
   /** The node's Stat, or null when it does not exist. A watch fires on creation, change or deletion. */
-  async exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
-    const server = this.serverPath(path, 'exists');
-    const watch = options.watch;
+  exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
+    // Not async, like getData: on the hot path of lock waits, without an extra promise and await per call.
     try {
-      // exists sets a watch whether or not the node exists: on a missing one it waits for the creation.
-      const kindOf = (err: number): WatchKind | undefined => (err === 0 ? 'data' : err === ErrorCode.NO_NODE ? 'exist' : undefined);
-      return await this.watchedRequest('data', watch, kindOf, {
+      const server = this.serverPath(path, 'exists');
+      const watch = options.watch;
+      // The session answers NONODE with null, building no error to catch.
+      return this.watchedRequest<Stat | null>('data', watch, existsWatchKind, {
         type: OpCode.exists,
         op: 'exists',
         path,
@@ -284,23 +283,26 @@ export class ZooKeeperClient extends EventEmitter {
         ...bounds(options),
       });
     } catch (error) {
-      if (error instanceof ZooKeeperError && error.zkCode === ErrorCode.NO_NODE) return null;
-      throw error;
+      return Promise.reject(error);
     }
   }
 
-  async getData(path: string, options: WatchOptions = {}): Promise<DataResult> {
-    const server = this.serverPath(path, 'getData');
-    const watch = options.watch;
-    const result = await this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), {
-      type: OpCode.getData,
-      op: 'getData',
-      path,
-      write: (w) => writePathWatch(w, server, watch !== undefined),
-      read: readData,
-      ...bounds(options),
-    });
-    return { data: result.data ?? EMPTY, stat: result.stat };
+  getData(path: string, options: WatchOptions = {}): Promise<DataResult> {
+    // Not async: the session's promise is returned as it is, the reply read straight into the result.
+    try {
+      const server = this.serverPath(path, 'getData');
+      const watch = options.watch;
+      return this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), {
+        type: OpCode.getData,
+        op: 'getData',
+        path,
+        write: (w) => writePathWatch(w, server, watch !== undefined),
+        read: readDataResult,
+        ...bounds(options),
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   async setData(path: string, data: NodeData, options: VersionOptions = {}): Promise<Stat> {
@@ -560,6 +562,16 @@ export class ZooKeeperClient extends EventEmitter {
     reply.catch(() => end(undefined));
     return reply;
   }
+}
+
+/** exists sets a watch whether or not the node exists: on a missing one it waits for the creation. */
+function existsWatchKind(err: number): WatchKind | undefined {
+  return err === 0 ? 'data' : err === ErrorCode.NO_NODE ? 'exist' : undefined;
+}
+
+/** getData's reply: a node without data (null on the wire) reads as an empty buffer. */
+function readDataResult(r: Reader): DataResult {
+  return { data: r.buffer() ?? EMPTY, stat: readStat(r) };
 }
 
 function bounds(options: CallOptions): { signal?: AbortSignal | undefined; timeout?: number | undefined } {

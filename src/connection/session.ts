@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { WatchLists, WatcherEvent } from '../protocol/index.js';
 import {
   EMPTY_PASSWORD,
+  ErrorCode,
   MAX_FRAME_BYTES,
   OpCode,
   Reader,
@@ -430,7 +431,9 @@ export class Session extends EventEmitter {
     if (packet.settled) return;
     packet.spec.onReply?.(header.err);
     if (header.err !== 0) {
-      packet.fail(ZooKeeperError.fromServer(header.err, packet.spec.op, packet.spec.path));
+      // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
+      if (header.err === ErrorCode.NO_NODE && packet.spec.type === OpCode.exists) packet.succeed(null);
+      else packet.fail(ZooKeeperError.fromServer(header.err, packet.spec.op, packet.spec.path));
       return;
     }
     try {

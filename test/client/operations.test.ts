@@ -210,6 +210,15 @@ describe('client operations against a real server', () => {
     ]);
   });
 
+  it('answers exists on a missing node with null without building an error (an expected outcome, not a failure)', async (t) => {
+    const fromServer = t.mock.method(ZooKeeperError, 'fromServer');
+    assert.equal(await client.exists('/ops-never'), null);
+    assert.equal(await client.exists('/ops-never', { watch: () => undefined }), null);
+    assert.equal(fromServer.mock.callCount(), 0);
+    fromServer.mock.restore();
+    await assert.rejects(client.getData('/ops-never'), (error: unknown) => error instanceof ZooKeeperError && error.code === 'NONODE' && error.path === '/ops-never');
+  });
+
   it('fires exists watches on creation and child watches on a new child', async () => {
     const created = deferred<WatchEvent>();
     assert.equal(await client.exists('/ops-later', { watch: created.resolve }), null);
