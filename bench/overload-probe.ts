@@ -8,9 +8,9 @@
  *   silent <connectString> <requests>    heap per request on a live connection whose server went
  *                                        silent (a proxy black-holes both directions)
  *   readTimeout <connectString> <n>      the longest event-loop block while n requests in flight
- *                                        fail at the read timeout
+ *                                        (maxInFlight n) fail at the read timeout
  *   close <connectString> <n>            the longest event-loop block while close() fails n
- *                                        requests sent to a silent server
+ *                                        requests issued to a silent server (default maxInFlight)
  *
  * Heap is V8's used heap plus ArrayBuffer memory (frames and socket buffers), after full
  * collections, measured before and after issuing the requests; the array holding the promises
@@ -82,15 +82,21 @@ async function heapPerRequest(client: ZooKeeperClient, count: number): Promise<R
   return { bytesPerRequest: (after - before) / count, issueMs };
 }
 
-/** The longest the event loop was blocked (ms) from now until `work` settles. */
-async function longestBlock(work: () => Promise<unknown>): Promise<number> {
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
-  // Let the blocking of whatever came before end first.
+/**
+ * The longest the event loop was blocked (ms) while `trigger` fails every one of `promises`,
+ * and how many had failed before the measurement began (anything but 0 means it measured
+ * nothing): the blocking of issuing and writing them has ended by then.
+ */
+async function longestBlock(promises: readonly Promise<unknown>[], trigger: () => Promise<unknown>): Promise<{ blockedMs: number; settledEarly: number }> {
+  let settled = 0;
+  const all = Promise.all(promises.map((p) => p.then(() => settled++, () => settled++)));
   await new Promise((resolve) => setImmediate(resolve));
+  const settledEarly = settled;
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
-  await work();
+  await Promise.all([trigger(), all]);
   histogram.disable();
-  return histogram.max / 1e6;
+  return { blockedMs: histogram.max / 1e6, settledEarly };
 }
 
 async function main(): Promise<Record<string, unknown>> {
@@ -116,12 +122,12 @@ async function main(): Promise<Record<string, unknown>> {
       }
     }
     case 'readTimeout': {
-      // A short session, so the read timeout (2/3 of it) comes soon; every request on the wire.
-      const { client, proxy } = await silenced(connectString, { sessionTimeout: 3000, maxInFlight: count });
+      // Every request on the wire; the read timeout (2/3 of the session timeout) comes once they
+      // are all issued and written, which on a busy machine takes seconds.
+      const { client, proxy } = await silenced(connectString, { sessionTimeout: 15_000, maxInFlight: count });
       try {
         const { promises, issueMs } = issue(client, count);
-        const blockedMs = await longestBlock(() => Promise.allSettled(promises));
-        return { blockedMs, issueMs };
+        return { ...(await longestBlock(promises, () => Promise.resolve())), issueMs };
       } finally {
         await client.close();
         await proxy.close();
@@ -131,12 +137,7 @@ async function main(): Promise<Record<string, unknown>> {
       const { client, proxy } = await silenced(connectString);
       try {
         const { promises, issueMs } = issue(client, count);
-        const settled = Promise.allSettled(promises);
-        const blockedMs = await longestBlock(async () => {
-          await client.close();
-          await settled;
-        });
-        return { blockedMs, issueMs };
+        return { ...(await longestBlock(promises, () => client.close())), issueMs };
       } finally {
         await proxy.close();
       }

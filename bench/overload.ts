@@ -13,7 +13,7 @@ const PROBE = fileURLToPath(new URL('./overload-probe.ts', import.meta.url));
 const HEAP_GOAL_BYTES = 400;
 const BLOCK_GOAL_MS = 50;
 /** An exists answered NONODE should cost about what an exists answered with a Stat does: it is an answer, not an accident. */
-const MISSING_EXISTS_GOAL = 1.25;
+const MISSING_EXISTS_GOAL = 1.1;
 
 /**
  * The client under overload (issue 11): heap per request queued against a silent server, the
@@ -45,13 +45,15 @@ export async function overloadScenarios(bench: Bench): Promise<Row[]> {
   ] as const) {
     const result = await probe(scenario, bench.connectString, backlogRequests);
     const blocked = result.blockedMs!;
+    const early = result.settledEarly!;
     rows.push({
       group: 'overload',
       scenario: `longest event-loop block failing ${backlogRequests.toLocaleString('en-US')} getData, ${label}`,
       unit: 'ms',
       better: 'lower',
       samples: { zklock: { value: blocked, detail: result } },
-      goal: { text: `≤${BLOCK_GOAL_MS} ms`, met: blocked <= BLOCK_GOAL_MS },
+      goal: { text: `≤${BLOCK_GOAL_MS} ms`, met: blocked <= BLOCK_GOAL_MS && early === 0 },
+      ...(early > 0 ? { note: `backlog ${scenario}: ${early} requests failed before the measurement began: the row measured nothing` } : {}),
     });
     bench.log(`  backlog ${scenario}: done`);
   }
