@@ -5,9 +5,11 @@
 export class Writer {
   private buf: Buffer;
   private pos = 4;
+  private readonly initialSize: number;
 
   constructor(initialSize = 128) {
-    this.buf = Buffer.allocUnsafe(Math.max(initialSize, 16));
+    this.initialSize = Math.max(initialSize, 16);
+    this.buf = Buffer.allocUnsafe(this.initialSize);
   }
 
   private reserve(n: number): void {
@@ -74,5 +76,31 @@ export class Writer {
   frame(): Buffer {
     this.buf.writeInt32BE(this.pos - 4, 0);
     return this.buf.subarray(0, this.pos);
+  }
+
+  // A writer reused frame after frame (a session's requests): no buffer, nor view of one, per frame.
+
+  /** Bytes of the frame, its length prefix included. */
+  get frameLength(): number {
+    return this.pos;
+  }
+
+  /** Finishes the frame and copies it into `target` at `offset`. */
+  copyFrame(target: Buffer, offset: number): void {
+    this.buf.writeInt32BE(this.pos - 4, 0);
+    this.buf.copy(target, offset, 0, this.pos);
+  }
+
+  /** Finishes the frame and hands it over: the writer goes on in a buffer of its initial size. */
+  take(): Buffer {
+    const frame = this.frame();
+    this.buf = Buffer.allocUnsafe(this.initialSize);
+    this.pos = 4;
+    return frame;
+  }
+
+  /** Starts the next frame in the same buffer. */
+  reset(): void {
+    this.pos = 4;
   }
 }
