@@ -12,6 +12,9 @@
  *   close <connectString> <n>            the longest event-loop block while close() fails n
  *                                        requests issued to a silent server (default maxInFlight)
  *
+ * maxQueued is n: the default would refuse most of them with OVERLOADED, which is the point of it,
+ * but not what these rows measure.
+ *
  * Heap is V8's used heap plus ArrayBuffer memory (frames and socket buffers), after full
  * collections, measured before and after issuing the requests; the array holding the promises
  * is allocated before the first measurement, so it is not counted.
@@ -20,6 +23,7 @@ import net from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { FaultProxy } from '../src/testing/index.js';
 import { SESSION_TIMEOUT_MS } from './peers/ops-client.js';
+import type { ClientOptions } from '../src/index.js';
 import { ZooKeeperClient } from './zklock.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -60,7 +64,7 @@ async function mute(): Promise<{ connectString: string; close: () => void }> {
 }
 
 /** A connected client whose server goes silent (both directions black-holed) once connected. */
-async function silenced(connectString: string, options: Record<string, unknown> = {}): Promise<{ client: ZooKeeperClient; proxy: FaultProxy }> {
+async function silenced(connectString: string, options: ClientOptions = {}): Promise<{ client: ZooKeeperClient; proxy: FaultProxy }> {
   const [host, port] = connectString.split(':');
   const proxy = await FaultProxy.start({ targetHost: host, targetPort: Number(port) });
   const client = await ZooKeeperClient.connect(proxy.connectString, { sessionTimeout: SESSION_TIMEOUT_MS, requestTimeout: 600_000, ...options });
@@ -106,7 +110,7 @@ async function main(): Promise<Record<string, unknown>> {
   switch (scenario) {
     case 'queued': {
       const server = await mute();
-      const client = new ZooKeeperClient(server.connectString, { sessionTimeout: SESSION_TIMEOUT_MS, requestTimeout: 600_000 });
+      const client = new ZooKeeperClient(server.connectString, { sessionTimeout: SESSION_TIMEOUT_MS, requestTimeout: 600_000, maxQueued: count });
       try {
         return await heapPerRequest(client, count);
       } finally {
@@ -114,7 +118,7 @@ async function main(): Promise<Record<string, unknown>> {
       }
     }
     case 'silent': {
-      const { client, proxy } = await silenced(connectString);
+      const { client, proxy } = await silenced(connectString, { maxQueued: count });
       try {
         return await heapPerRequest(client, count);
       } finally {
@@ -134,7 +138,7 @@ async function main(): Promise<Record<string, unknown>> {
       }
     }
     case 'close': {
-      const { client, proxy } = await silenced(connectString);
+      const { client, proxy } = await silenced(connectString, { maxQueued: count });
       try {
         const { promises, issueMs } = issue(client, count);
         return { ...(await longestBlock(promises, () => client.close())), issueMs };

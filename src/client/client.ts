@@ -29,6 +29,7 @@ import { OPEN_ACL_UNSAFE } from './acl.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
 import { checkDuration } from './durations.js';
+import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, checkLimit } from './limits.js';
 import type { NodeData } from './node-data.js';
 import { toBytes } from './node-data.js';
 import { Chroot, ancestry, validatePath } from './paths.js';
@@ -54,6 +55,19 @@ export interface ClientOptions {
   renewExpiredSession?: boolean;
   /** Largest frame sent or accepted (the server's jute.maxbuffer). Default 1048575. */
   maxFrameBytes?: number;
+  /**
+   * Requests written to the server and not yet answered, at most (≥ 1, or Infinity). Those
+   * beyond wait in the client, in call order, and go out as replies come in; after a connection
+   * loss they are sent on the next connection, where requests in flight fail with CONNECTIONLOSS.
+   * Default 2048 (see limits.ts).
+   */
+  maxInFlight?: number;
+  /**
+   * Requests waiting to be written (for a connection, or for room under maxInFlight), at most
+   * (≥ 0, or Infinity); one more fails at once with OVERLOADED. 0: nothing waits, a request
+   * that cannot be written at once fails. Default 100,000 (see limits.ts).
+   */
+  maxQueued?: number;
 }
 
 /** Bounds on one call: an AbortSignal and/or a timeout (ms, at most 2^31−1) covering the whole request. */
@@ -128,6 +142,8 @@ export class ZooKeeperClient extends EventEmitter {
       readOnly: options.readOnly ?? false,
       tls: options.tls === true ? {} : options.tls || undefined,
       maxFrameBytes: options.maxFrameBytes,
+      maxInFlight: checkLimit(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 'maxInFlight', 1),
+      maxQueued: checkLimit(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued', 0),
     });
     this.session.setWatchProvider(() => this.watches.registrations());
     this.session.on('notification', (event: WatcherEvent) => this.watches.dispatch(event));

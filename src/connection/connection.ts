@@ -8,17 +8,31 @@ export interface ConnectionHandlers {
   onIdle(): void;
   /** Called once, whatever ended the connection. */
   onClose(reason: ZooKeeperError): void;
+  /** The socket has taken what it held when `writable` turned false. */
+  onWritable(): void;
 }
 
 /**
- * One socket to one server: frames in, coalesced writes out, and the liveness clock.
- * Requests written in the same tick go out in a single write; a silent server (half-open TCP,
- * paused process) is declared dead after the read timeout even though the socket looks open.
+ * Bytes the socket may hold, not yet taken by the kernel, before `writable` turns false. Above
+ * the socket's high-water mark (16 KiB), so that the write that crosses it returns false and the
+ * socket emits 'drain' once empty; a few round trips' worth of requests.
+ */
+const WRITE_BUFFER_BYTES = 256 * 1024;
+
+/**
+ * One socket to one server: frames in, batched writes out, and the liveness clock.
+ * Everything written in one tick goes out in one system call: the socket is corked for the rest
+ * of the tick, and its buffers are written together (writev), each as it is: nothing is copied
+ * into one buffer first. A silent server (half-open TCP, paused process) is declared dead after
+ * the read timeout even though the socket looks open.
  */
 export class Connection {
   private readonly decoder: FrameDecoder;
-  private outgoing: Buffer[] = [];
-  private flushScheduled = false;
+  private corked = false;
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket.uncork();
+  };
   private timer: NodeJS.Timeout | undefined;
   private pingIntervalMs = 0;
   private readTimeoutMs = 0;
@@ -39,28 +53,34 @@ export class Connection {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (cause: Error) => this.close(lost(`socket error on ${label}`, cause)));
     socket.on('close', () => this.close(lost(`connection to ${label} closed by the server`)));
+    socket.on('drain', () => {
+      if (!this.closed) this.handlers.onWritable();
+    });
   }
 
   get isClosed(): boolean {
     return this.closed;
   }
 
-  send(frame: Buffer): void {
+  /** Writes `bytes` (whole frames) with everything else written this tick. The caller lets go of them: the socket holds them until written. */
+  send(bytes: Buffer): void {
     if (this.closed) return;
-    this.outgoing.push(frame);
-    if (!this.flushScheduled) {
-      this.flushScheduled = true;
-      queueMicrotask(() => this.flush());
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      queueMicrotask(this.uncork);
     }
+    this.socket.write(bytes);
+    this.lastSentAt = performance.now();
   }
 
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.closed || this.outgoing.length === 0) return;
-    const chunk = this.outgoing.length === 1 ? this.outgoing[0]! : Buffer.concat(this.outgoing);
-    this.outgoing = [];
-    this.socket.write(chunk);
-    this.lastSentAt = performance.now();
+  /**
+   * False while the socket holds more than WRITE_BUFFER_BYTES the kernel has not taken (a server
+   * that stopped reading): stop writing requests until onWritable, rather than buffer them all
+   * in the socket, where they could no longer wait for the next connection.
+   */
+  get writable(): boolean {
+    return !this.closed && this.socket.writableLength < WRITE_BUFFER_BYTES;
   }
 
   /**
@@ -87,10 +107,7 @@ export class Connection {
       this.close(lost(`no data from ${this.label} for ${Math.round(now - this.lastReceivedAt)} ms (read timeout ${Math.round(this.readTimeoutMs)} ms)`));
       return;
     }
-    if (now >= this.lastSentAt + this.pingIntervalMs) {
-      this.handlers.onIdle();
-      this.flush();
-    }
+    if (now >= this.lastSentAt + this.pingIntervalMs) this.handlers.onIdle();
     const next = Math.min(readDeadline, this.lastSentAt + this.pingIntervalMs);
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.scheduleTick(), Math.max(1, next - performance.now()));
@@ -120,15 +137,8 @@ export class Connection {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.timer);
-    this.outgoing = [];
     this.socket.destroy();
     this.handlers.onClose(reason);
-  }
-
-  /** Writes what is queued, then half-closes; used after closeSession. */
-  end(): void {
-    this.flush();
-    this.socket.end();
   }
 }
 

@@ -18,6 +18,7 @@ import {
   writeRequestHeader,
   setWatchesOpCode,
   writeSetWatches,
+  withoutStack,
 } from '../protocol/index.js';
 import type { HostPort } from './connect-string.js';
 import { Connection } from './connection.js';
@@ -27,6 +28,7 @@ import type { AnswerKind } from './liveness-proof.js';
 import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
 import { Packet } from './packet.js';
+import { RequestQueue } from './request-queue.js';
 import type { TlsOptions } from './transport.js';
 import { openSocket } from './transport.js';
 
@@ -41,6 +43,10 @@ export interface SessionOptions {
   sessionTimeout: number;
   /** Bound on the wait for a connection of a request that has no timeout of its own. */
   requestTimeout: number;
+  /** Requests written and not yet answered, at most; those after them wait in order. */
+  maxInFlight: number;
+  /** Requests waiting to be written, at most; one more fails at once with OVERLOADED. */
+  maxQueued: number;
   /** Start a new session by itself after expiry. */
   renewExpiredSession: boolean;
   /** Accept read-only servers (a minority partition). */
@@ -83,9 +89,19 @@ export class Session extends EventEmitter {
   private readonly maxFrameBytes: number;
   private connection: Connection | undefined;
   private ready = false;
-  /** Requests waiting for a connection, in order; a request that settles meanwhile (timeout, abort) leaves at once. */
-  private readonly pending = new Set<Packet>();
+  /** Requests not yet written, in order: waiting for a connection, or for room under maxInFlight. */
+  private readonly pending = new RequestQueue((bytes) => this.connection?.send(bytes));
+  /** Requests written and awaiting their replies, in order. */
   private outstanding = new Fifo<Packet>();
+  /** Every request is encoded here first, then its frame is copied into the queue. */
+  private readonly writer = new Writer(256);
+  private pumpScheduled = false;
+  private readonly pumpTask = (): void => this.pump();
+  /** When the session last had a usable connection (performance.now()); undefined while it has one. */
+  private disconnectedAt: number | undefined = performance.now();
+  /** The one timer bounding the queued requests' wait for a connection (see enforceWaitBound). */
+  private waitTimer: NodeJS.Timeout | undefined;
+  private readonly waitTask = (): void => this.enforceWaitBound();
   private pingsSentAt = new Fifo<number>();
   private readonly authInfo: AuthEntry[] = [];
   private authInFlight = new Fifo<AuthEntry>();
@@ -133,12 +149,15 @@ export class Session extends EventEmitter {
   }
 
   request<T>(spec: RequestSpec<T>): Promise<T> {
-    const refused = this.refusal(spec);
+    const refused = this.refusal(spec) ?? this.overload(spec);
     if (refused) return Promise.reject(refused);
-    const w = new Writer(64);
+    // The frame is encoded now, not when it goes out: the caller's buffers may change meanwhile.
+    const w = this.writer;
+    w.reset();
     writeRequestHeader(w, 0, spec.type);
     spec.write?.(w);
     if (w.bodyLength > this.maxFrameBytes) {
+      w.take(); // lets go of the buffer grown for it
       return Promise.reject(
         new ZooKeeperError('DATA_TOO_LARGE', `request of ${w.bodyLength} bytes exceeds the frame limit of ${this.maxFrameBytes}`, {
           op: spec.op,
@@ -146,18 +165,25 @@ export class Session extends EventEmitter {
         }),
       );
     }
-    const frame = w.frame();
     return new Promise<T>((resolve, reject) => {
-      const packet = new Packet<T>(spec, frame, resolve, reject) as Packet;
-      if (packet.settled) return;
-      if (this.ready && this.connection) {
-        this.send(this.connection, packet);
-      } else {
-        packet.boundWait(this.options.requestTimeout);
-        this.pending.add(packet);
-        packet.onSettled = () => this.pending.delete(packet);
-      }
+      this.pending.push(new Packet<T>(spec, resolve, reject) as Packet, w);
+      if (this.ready) this.schedulePump();
+      else if (this.waitTimer === undefined) this.enforceWaitBound();
     });
+  }
+
+  /**
+   * OVERLOADED when `maxQueued` requests would still wait once the free in-flight slots are
+   * filled: the caller learns at once that it outruns the server, instead of piling up requests
+   * until the process runs out of memory (a million queued requests took 1.3 GB before).
+   */
+  private overload(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
+    const free = this.ready ? Math.max(0, this.options.maxInFlight - this.outstanding.length) : 0;
+    const waiting = this.pending.waiting - free;
+    if (waiting < this.options.maxQueued) return undefined;
+    return withoutStack(
+      () => new ZooKeeperError('OVERLOADED', `${waiting} requests already wait to be sent (maxQueued ${this.options.maxQueued})`, { op: spec.op, path: spec.path }),
+    );
   }
 
   private refusal(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
@@ -170,13 +196,72 @@ export class Session extends EventEmitter {
     return undefined;
   }
 
-  private send(connection: Connection, packet: Packet): void {
-    this.xid = this.xid >= 0x7fffffff ? 1 : this.xid + 1;
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    queueMicrotask(this.pumpTask);
+  }
+
+  /**
+   * Writes queued requests, in order, while fewer than maxInFlight await replies and the socket
+   * takes more; called again by a reply and by the socket's 'drain'. A
+   * microtask after the requests of a tick, so that they go out in one write.
+   */
+  private pump(): void {
+    this.pumpScheduled = false;
+    const connection = this.connection;
+    // Not during close(): what remains fails, unsent.
+    if (!this.ready || !connection || this.closing) return;
     const now = performance.now();
-    packet.markSent(this.xid, now);
-    if (packet.spec.type === OpCode.sync) this.liveness.onSyncSent(now);
+    while (this.outstanding.length < this.options.maxInFlight && connection.writable) {
+      const packet = this.pending.takeNext(this.nextXid());
+      if (!packet) break;
+      this.markSent(packet, now);
+    }
+    this.pending.flush();
+  }
+
+  /** The xid the next request written gets (positive: the negative ones are the protocol's own). */
+  private nextXid(): number {
+    return this.xid >= 0x7fffffff ? 1 : this.xid + 1;
+  }
+
+  /** Counts `packet`, just written with the next xid, as in flight. */
+  private markSent(packet: Packet, now: number): void {
+    this.xid = this.nextXid();
+    packet.xid = this.xid;
+    packet.sentAt = now;
+    if (packet.type === OpCode.sync) this.liveness.onSyncSent(now);
     this.outstanding.push(packet);
-    connection.send(packet.frame);
+  }
+
+  /**
+   * Fails with TIMEOUT the queued requests that have waited for a connection for the request
+   * timeout, counted from their call or from the loss of the connection, whichever came later;
+   * then sets the one timer for the next of them. Requests with a timeout of their own are bound
+   * by it instead. One timer for the whole queue instead of one per request: their deadlines
+   * grow along the queue, so only the oldest one's needs a timer.
+   */
+  private enforceWaitBound(): void {
+    clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
+    const since = this.disconnectedAt;
+    if (this.ready || since === undefined) return;
+    const limit = this.options.requestTimeout;
+    const now = performance.now();
+    const expired = new Fifo<Packet>();
+    for (let packet = this.pending.nextWaitBounded(); packet; packet = this.pending.nextWaitBounded()) {
+      const deadline = Math.max(packet.queuedAt, since) + limit;
+      if (deadline > now) {
+        this.waitTimer = setTimeout(this.waitTask, deadline - now);
+        break;
+      }
+      expired.push(packet);
+      this.pending.passWaitBounded();
+    }
+    failEach(expired, (packet) =>
+      withoutStack(() => new ZooKeeperError('TIMEOUT', `not sent: no connection within ${limit} ms`, { op: packet.op, path: packet.path })),
+    );
   }
 
   /** Digest or other auth; kept and re-sent on every reconnect. Resolves when a server accepted it. */
@@ -302,6 +387,7 @@ export class Session extends EventEmitter {
             }
           },
           onIdle: () => this.sendPing(connection),
+          onWritable: () => this.schedulePump(),
           onClose: (reason) => {
             this.onConnectionClosed(connection, reason, established);
             resolve(established);
@@ -356,9 +442,10 @@ export class Session extends EventEmitter {
     for (const entry of this.authInfo) this.sendAuth(connection, entry);
     if (resumed) this.sendSetWatches(connection);
     this.ready = true;
-    for (const packet of this.takePending()) {
-      if (!packet.settled) this.send(connection, packet);
-    }
+    this.disconnectedAt = undefined;
+    clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
+    this.pump();
     this.setState('connected', resumed ? 'reconnected' : 'connected');
     return 'ready';
   }
@@ -427,17 +514,18 @@ export class Session extends EventEmitter {
       throw new ZooKeeperError('PROTOCOL_ERROR', `reply xid ${header.xid} does not match the oldest request (${packet?.xid ?? 'none'})`);
     }
     this.outstanding.shift();
-    this.liveness.onAnswer(packet.sentAt, performance.now(), answerKind(packet.spec.type, header.err));
+    if (this.pending.waiting > 0) this.schedulePump();
+    this.liveness.onAnswer(packet.sentAt!, performance.now(), answerKind(packet.type, header.err));
     if (packet.settled) return;
-    packet.spec.onReply?.(header.err);
+    packet.onReply?.(header.err);
     if (header.err !== 0) {
       // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
-      if (header.err === ErrorCode.NO_NODE && packet.spec.type === OpCode.exists) packet.succeed(null);
-      else packet.fail(ZooKeeperError.fromServer(header.err, packet.spec.op, packet.spec.path));
+      if (header.err === ErrorCode.NO_NODE && packet.type === OpCode.exists) packet.succeed(null);
+      else packet.fail(ZooKeeperError.fromServer(header.err, packet.op, packet.path));
       return;
     }
     try {
-      packet.succeed(packet.spec.read ? packet.spec.read(r) : undefined);
+      packet.succeed(packet.read ? packet.read(r) : undefined);
     } catch (error) {
       packet.fail(error);
       throw error;
@@ -449,20 +537,19 @@ export class Session extends EventEmitter {
       this.connection = undefined;
       this.ready = false;
     }
+    this.disconnectedAt ??= performance.now();
     this.pingsSentAt = new Fifo();
     this.authInFlight = new Fifo();
     this.liveness.onConnectionLost();
-    for (const packet of this.outstanding.drain()) {
-      packet.fail(
-        new ZooKeeperError('CONNECTIONLOSS', `${reason.message}; the outcome of the request is unknown`, {
-          zkCode: -4,
-          op: packet.spec.op,
-          path: packet.spec.path,
-          cause: reason,
-        }),
-      );
-    }
+    // Requests queued but not written stay queued for the next connection: their outcome is known (not run).
+    const lost = this.outstanding;
+    this.outstanding = new Fifo();
+    const message = `${reason.message}; the outcome of the request is unknown`;
+    failEach(lost, (packet) =>
+      withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason })),
+    );
     if (this.isStopped) return;
+    if (this.waitTimer === undefined) this.enforceWaitBound();
     this.emit('connectionError', reason);
     if (established && this.state === 'connected') {
       this.setState('suspended', 'suspended', reason);
@@ -483,18 +570,11 @@ export class Session extends EventEmitter {
     clearTimeout(this.expiryTimer);
     this.sessionId = 0n;
     this.password = EMPTY_PASSWORD;
-    this.failAll(() => reason);
+    this.failAll(reason);
     // No session will come to accept them: they would wait out their timeout for nothing.
     if (!this.options.renewExpiredSession) this.rejectAuthWaiters(reason);
     this.setState('expired', 'expired', reason);
     if (!this.options.renewExpiredSession) this.connection?.close(reason);
-  }
-
-  private takePending(): Packet[] {
-    const packets = [...this.pending];
-    this.pending.clear();
-    for (const packet of packets) packet.onSettled = undefined;
-    return packets;
   }
 
   private rejectAuthWaiters(reason: ZooKeeperError): void {
@@ -504,11 +584,14 @@ export class Session extends EventEmitter {
     }
   }
 
-  private failAll(makeError: (packet: Packet) => ZooKeeperError): void {
-    for (const packet of [...this.outstanding.drain(), ...this.takePending()]) {
-      const base = makeError(packet);
-      packet.fail(new ZooKeeperError(base.code, base.message, { zkCode: base.zkCode, op: packet.spec.op, path: packet.spec.path, cause: base }));
-    }
+  /** Fails every request, in flight or queued, with an error like `reason` naming its own op and path. */
+  private failAll(reason: ZooKeeperError): void {
+    const inFlight = this.outstanding;
+    this.outstanding = new Fifo();
+    const error = (packet: Packet): ZooKeeperError =>
+      withoutStack(() => new ZooKeeperError(reason.code, reason.message, { zkCode: reason.zkCode, op: packet.op, path: packet.path, cause: reason }));
+    failEach(inFlight, error);
+    failEach(this.pending.takeAll(), error);
   }
 
   private setState(state: SessionState, event: SessionEvent, reason?: ZooKeeperError): void {
@@ -530,26 +613,28 @@ export class Session extends EventEmitter {
     if (this.state === 'closed') return;
     if (this.ready && this.connection && this.sessionId !== 0n) {
       const connection = this.connection;
+      // What was asked before close() goes out first, as far as maxInFlight lets it: the rest
+      // fails below with CLOSED, unsent, after the replies to what went out (in order).
+      this.pump();
       const w = new Writer(16);
       writeRequestHeader(w, 0, OpCode.closeSession);
-      const done = new Promise<void>((resolve) => {
-        const packet = new Packet<void>(
-          { type: OpCode.closeSession, op: 'close', timeout: Math.min(this.negotiatedTimeout, 2000) },
-          w.frame(),
-          resolve,
-          () => resolve(),
-        );
-        this.send(connection, packet as Packet);
+      const frame = w.frame();
+      await new Promise<void>((resolve) => {
+        frame.writeInt32BE(this.nextXid(), 4);
+        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: Math.min(this.negotiatedTimeout, 2000) }, resolve, () => resolve());
+        this.markSent(packet as Packet, performance.now());
+        connection.send(frame);
       });
-      await done;
     }
     clearTimeout(this.expiryTimer);
+    clearTimeout(this.waitTimer);
     this.state = 'closed';
     this.stopping.abort();
     this.wake?.();
     const connection = this.connection;
-    connection?.close(new ZooKeeperError('CLOSED', 'client closed'));
-    this.failAll(() => new ZooKeeperError('CLOSED', 'client closed'));
+    const closed = new ZooKeeperError('CLOSED', 'client closed');
+    connection?.close(closed);
+    this.failAll(closed);
     this.rejectAuthWaiters(new ZooKeeperError('CLOSED', 'client closed', { op: 'addAuth' }));
     await connection?.released;
     this.emit('state', 'closed');
@@ -567,6 +652,13 @@ const SESSION_CHECKED_WRITES: ReadonlySet<number> = new Set([
   OpCode.setData,
   OpCode.setACL,
 ]);
+
+/** Fails each of `packets` not settled meanwhile, oldest first. */
+function failEach(packets: Fifo<Packet>, error: (packet: Packet) => unknown): void {
+  for (let packet = packets.shift(); packet; packet = packets.shift()) {
+    if (!packet.settled) packet.fail(error(packet));
+  }
+}
 
 function answerKind(type: number, err: number): AnswerKind {
   if (type === OpCode.sync) return err === 0 ? 'sync' : 'failedSync';

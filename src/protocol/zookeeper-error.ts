@@ -12,7 +12,8 @@ export type LocalErrorCode =
   | 'INVALID_ARGUMENT'
   | 'DATA_TOO_LARGE'
   | 'PROTOCOL_ERROR'
-  | 'CHROOT_MISSING';
+  | 'CHROOT_MISSING'
+  | 'OVERLOADED';
 
 export interface ZooKeeperErrorDetails {
   /** The numeric ZooKeeper code, when the error came from (or mirrors) a server code. */

@@ -7,8 +7,7 @@ import { RecipeFixture, within } from '../recipes/fixtures.js';
 
 /** The number of requests the client's session holds for a connection (white-box: what the memory goes to). */
 function queued(client: object): number {
-  const { pending } = (client as { session: { pending: { size?: number; length?: number } } }).session;
-  return pending.size ?? pending.length ?? NaN;
+  return (client as { session: { pending: { waiting: number } } }).session.pending.waiting;
 }
 
 /**
