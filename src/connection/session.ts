@@ -21,6 +21,7 @@ import {
   withoutStack,
 } from '../protocol/index.js';
 import type { HostPort } from './connect-string.js';
+import { Backlog } from './backlog.js';
 import { Connection } from './connection.js';
 import { Fifo } from './fifo.js';
 import { HostList } from './host-list.js';
@@ -102,6 +103,8 @@ export class Session extends EventEmitter {
   /** The one timer bounding the queued requests' wait for a connection (see enforceWaitBound). */
   private waitTimer: NodeJS.Timeout | undefined;
   private readonly waitTask = (): void => this.enforceWaitBound();
+  /** Requests being failed, a slice per turn of the event loop: nothing is written meanwhile. */
+  private readonly backlog = new Backlog(() => this.schedulePump());
   private pingsSentAt = new Fifo<number>();
   private readonly authInfo: AuthEntry[] = [];
   private authInFlight = new Fifo<AuthEntry>();
@@ -204,14 +207,14 @@ export class Session extends EventEmitter {
 
   /**
    * Writes queued requests, in order, while fewer than maxInFlight await replies and the socket
-   * takes more; called again by a reply and by the socket's 'drain'. A
+   * takes more; called again by a reply, by the socket's 'drain' and by the end of a backlog. A
    * microtask after the requests of a tick, so that they go out in one write.
    */
   private pump(): void {
     this.pumpScheduled = false;
     const connection = this.connection;
-    // Not during close(): what remains fails, unsent.
-    if (!this.ready || !connection || this.closing) return;
+    // Not during close() (what remains fails, unsent) nor while older requests are still being failed.
+    if (!this.ready || !connection || this.closing || this.backlog.busy) return;
     const now = performance.now();
     while (this.outstanding.length < this.options.maxInFlight && connection.writable) {
       const packet = this.pending.takeNext(this.nextXid());
@@ -259,7 +262,7 @@ export class Session extends EventEmitter {
       expired.push(packet);
       this.pending.passWaitBounded();
     }
-    failEach(expired, (packet) =>
+    this.backlog.fail(expired, (packet) =>
       withoutStack(() => new ZooKeeperError('TIMEOUT', `not sent: no connection within ${limit} ms`, { op: packet.op, path: packet.path })),
     );
   }
@@ -545,7 +548,7 @@ export class Session extends EventEmitter {
     const lost = this.outstanding;
     this.outstanding = new Fifo();
     const message = `${reason.message}; the outcome of the request is unknown`;
-    failEach(lost, (packet) =>
+    this.backlog.fail(lost, (packet) =>
       withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason })),
     );
     if (this.isStopped) return;
@@ -590,8 +593,8 @@ export class Session extends EventEmitter {
     this.outstanding = new Fifo();
     const error = (packet: Packet): ZooKeeperError =>
       withoutStack(() => new ZooKeeperError(reason.code, reason.message, { zkCode: reason.zkCode, op: packet.op, path: packet.path, cause: reason }));
-    failEach(inFlight, error);
-    failEach(this.pending.takeAll(), error);
+    this.backlog.fail(inFlight, error);
+    this.backlog.fail(this.pending.takeAll(), error);
   }
 
   private setState(state: SessionState, event: SessionEvent, reason?: ZooKeeperError): void {
@@ -637,6 +640,7 @@ export class Session extends EventEmitter {
     this.failAll(closed);
     this.rejectAuthWaiters(new ZooKeeperError('CLOSED', 'client closed', { op: 'addAuth' }));
     await connection?.released;
+    await this.backlog.idle();
     this.emit('state', 'closed');
     this.emit('closed');
   }
@@ -652,13 +656,6 @@ const SESSION_CHECKED_WRITES: ReadonlySet<number> = new Set([
   OpCode.setData,
   OpCode.setACL,
 ]);
-
-/** Fails each of `packets` not settled meanwhile, oldest first. */
-function failEach(packets: Fifo<Packet>, error: (packet: Packet) => unknown): void {
-  for (let packet = packets.shift(); packet; packet = packets.shift()) {
-    if (!packet.settled) packet.fail(error(packet));
-  }
-}
 
 function answerKind(type: number, err: number): AnswerKind {
   if (type === OpCode.sync) return err === 0 ? 'sync' : 'failedSync';
