@@ -159,10 +159,11 @@ export class Session extends EventEmitter {
     w.reset();
     writeRequestHeader(w, 0, spec.type);
     spec.write?.(w);
-    if (w.bodyLength > this.maxFrameBytes) {
+    const bytes = w.bodyLength;
+    if (bytes > this.maxFrameBytes) {
       w.take(); // lets go of the buffer grown for it
       return Promise.reject(
-        new ZooKeeperError('DATA_TOO_LARGE', `request of ${w.bodyLength} bytes exceeds the frame limit of ${this.maxFrameBytes}`, {
+        new ZooKeeperError('DATA_TOO_LARGE', `request of ${bytes} bytes exceeds the frame limit of ${this.maxFrameBytes}`, {
           op: spec.op,
           path: spec.path,
         }),
