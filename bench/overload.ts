@@ -21,44 +21,41 @@ const MISSING_EXISTS_GOAL = 1.1;
  * zklock only: the peers have no bound to compare (node-zookeeper-client queues without limit).
  */
 export async function overloadScenarios(bench: Bench): Promise<Row[]> {
-  const { overloadRequests, backlogRequests } = bench.config;
+  const { overloadRequests: issued, backlogRequests: failed } = bench.config;
+  const probes: readonly { scenario: string; count: number; row: (result: Record<string, number>) => Row }[] = [
+    { scenario: 'queued', count: issued, row: (result) => heapRow('waiting for a connection', issued, result) },
+    { scenario: 'silent', count: issued, row: (result) => heapRow('on a live connection whose server went silent', issued, result) },
+    { scenario: 'readTimeout', count: failed, row: (result) => blockRow('readTimeout', 'all in flight, failed by a read timeout', failed, result) },
+    { scenario: 'close', count: failed, row: (result) => blockRow('close', 'failed by close() (default maxInFlight)', failed, result) },
+  ];
   const rows: Row[] = [];
-  for (const [scenario, label] of [
-    ['queued', 'waiting for a connection'],
-    ['silent', 'on a live connection whose server went silent'],
-  ] as const) {
-    const result = await probe(scenario, bench.connectString, overloadRequests);
-    const bytes = result.bytesPerRequest!;
-    rows.push({
-      group: 'overload',
-      scenario: `heap per getData ${label} (${overloadRequests.toLocaleString('en-US')} issued at once, ${Math.round(result.issueMs!)} ms to issue)`,
-      unit: 'B',
-      better: 'lower',
-      samples: { zklock: { value: bytes, detail: result } },
-      goal: { text: `≤${HEAP_GOAL_BYTES} B`, met: bytes <= HEAP_GOAL_BYTES },
-    });
-    bench.log(`  heap ${scenario}: done`);
-  }
-  for (const [scenario, label] of [
-    ['readTimeout', 'all in flight, failed by a read timeout'],
-    ['close', 'failed by close() (default maxInFlight)'],
-  ] as const) {
-    const result = await probe(scenario, bench.connectString, backlogRequests);
-    const blocked = result.blockedMs!;
-    const early = result.settledEarly!;
-    rows.push({
-      group: 'overload',
-      scenario: `longest event-loop block failing ${backlogRequests.toLocaleString('en-US')} getData, ${label}`,
-      unit: 'ms',
-      better: 'lower',
-      samples: { zklock: { value: blocked, detail: result } },
-      goal: { text: `≤${BLOCK_GOAL_MS} ms`, met: blocked <= BLOCK_GOAL_MS && early === 0 },
-      ...(early > 0 ? { note: `backlog ${scenario}: ${early} requests failed before the measurement began: the row measured nothing` } : {}),
-    });
-    bench.log(`  backlog ${scenario}: done`);
+  for (const { scenario, count, row } of probes) {
+    rows.push(row(await probe(scenario, bench.connectString, count)));
+    bench.log(`  ${scenario}: done`);
   }
   rows.push(...(await existsRows(bench)));
   return rows;
+}
+
+function heapRow(label: string, issued: number, result: Record<string, number>): Row {
+  const bytes = result.bytesPerRequest!;
+  const scenario = `heap per getData ${label} (${issued.toLocaleString('en-US')} issued at once, ${Math.round(result.issueMs!)} ms to issue)`;
+  return ownRow(scenario, 'B', result, bytes, { text: `≤${HEAP_GOAL_BYTES} B`, met: bytes <= HEAP_GOAL_BYTES });
+}
+
+function blockRow(name: string, label: string, failed: number, result: Record<string, number>): Row {
+  const [blocked, early] = [result.blockedMs!, result.settledEarly!];
+  const row = ownRow(`longest event-loop block failing ${failed.toLocaleString('en-US')} getData, ${label}`, 'ms', result, blocked, {
+    text: `≤${BLOCK_GOAL_MS} ms`,
+    met: blocked <= BLOCK_GOAL_MS && early === 0,
+  });
+  if (early > 0) row.note = `${name}: ${early} requests failed before the measurement began: the row measured nothing`;
+  return row;
+}
+
+/** A row of zklock's alone, lower being better, from a probe's result. */
+function ownRow(scenario: string, unit: string, detail: Record<string, number>, value: number, goal: Row['goal']): Row {
+  return { group: 'overload', scenario, unit, better: 'lower', samples: { zklock: { value, detail } }, goal };
 }
 
 /** exists on an existing node and on a missing one, pipelined, on one session: the client CPU per call. */
