@@ -590,6 +590,9 @@ export class Session extends EventEmitter {
 
   /** Fails every request, in flight or queued, with an error like `reason` naming its own op and path. */
   private failAll(reason: ZooKeeperError): void {
+    // Nothing is left for the wait bound: its timer must not keep the process alive.
+    clearTimeout(this.waitTimer);
+    this.waitTimer = undefined;
     const inFlight = this.outstanding;
     this.outstanding = new Fifo();
     const error = (packet: Packet): ZooKeeperError =>
@@ -631,7 +634,6 @@ export class Session extends EventEmitter {
       });
     }
     clearTimeout(this.expiryTimer);
-    clearTimeout(this.waitTimer);
     this.state = 'closed';
     this.stopping.abort();
     this.wake?.();

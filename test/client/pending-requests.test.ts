@@ -50,6 +50,18 @@ describe('requests waiting for a connection', () => {
     assert.equal(queued(client), 0);
   });
 
+  it('a terminal expiry fails the waiting requests and leaves no timer of theirs behind', async () => {
+    const { client, proxy } = await zk.viaProxy({ renewExpiredSession: false });
+    const suspended = nextEvent(client, 'suspended', ROUND_TRIPS_MS);
+    proxy.refuseNew(true);
+    proxy.resetAll();
+    await suspended;
+    const waiting = client.getData('/');
+    await assert.rejects(within(waiting, sessionBound(client.sessionTimeout), 'the waiting request fails'), { code: 'SESSIONEXPIRED' });
+    // White-box: the one timer bounding the queue's wait for a connection.
+    assert.equal((client as unknown as { session: { waitTimer: unknown } }).session.waitTimer, undefined);
+  });
+
   it('many requests bounded by one signal share one abort listener: no MaxListenersExceededWarning, and all abort', async () => {
     const client = await zk.client();
     await zk.admin.create('/shared-signal', 'v');
