@@ -47,13 +47,6 @@ export class Fifo<T> {
     return item;
   }
 
-  /** Removes and returns everything, oldest first. */
-  drain(): T[] {
-    const all: T[] = [];
-    while (this.size > 0) all.push(this.shift()!);
-    return all;
-  }
-
   private resize(capacity: number): void {
     const slots = new Array<T | undefined>(capacity);
     for (let i = 0; i < this.size; i++) slots[i] = this.slots[(this.head + i) & this.mask];

@@ -22,7 +22,7 @@ export class RequestQueue implements PacketOwner {
    */
   private waitChecked = 0;
 
-  /** `sink` writes the frames as they are taken; it is called only from take() and flush(). */
+  /** `sink` writes the frames taken: called from takeNext() (at the end of a chunk), flush(), and when a settled request breaks a run. */
   constructor(sink: (bytes: Buffer) => void) {
     this.frames = new FrameQueue(sink);
   }

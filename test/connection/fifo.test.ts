@@ -20,7 +20,9 @@ describe('Fifo', () => {
       assert.equal(fifo.at(model.length - 1), model.at(-1));
       assert.equal(fifo.at(model.length), undefined);
     }
-    assert.deepEqual(fifo.drain(), model);
+    const rest: number[] = [];
+    for (let item = fifo.shift(); item !== undefined; item = fifo.shift()) rest.push(item);
+    assert.deepEqual(rest, model);
     assert.equal(fifo.length, 0);
     assert.equal(fifo.shift(), undefined);
     assert.equal(fifo.peek(), undefined);
