@@ -1,6 +1,7 @@
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { FrameDecoder, ZooKeeperError } from '../protocol/index.js';
+import type { DecodedFrame } from '../protocol/index.js';
+import { FrameDecoder, OversizedFrame, ZooKeeperError } from '../protocol/index.js';
 
 export interface ConnectionHandlers {
   onFrame(body: Buffer): void;
@@ -98,7 +99,7 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     this.lastReceivedAt = performance.now();
-    let frames: Buffer[];
+    let frames: DecodedFrame[];
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {
@@ -108,6 +109,7 @@ export class Connection {
     for (const frame of frames) {
       if (this.closed) return;
       try {
+        if (frame instanceof OversizedFrame) throw new ZooKeeperError('PROTOCOL_ERROR', `frame length ${frame.length} over the limit`);
         this.handlers.onFrame(frame);
       } catch (error) {
         this.close(asZooKeeperError(error));
