@@ -5,6 +5,8 @@ import { Session, parseConnectString } from '../connection/index.js';
 import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Stat, WatcherEvent } from '../protocol/index.js';
 import {
   AddWatchMode,
+  DEFAULT_MAX_REPLY_BYTES,
+  DEFAULT_MAX_REQUEST_BYTES,
   ErrorCode,
   OpCode,
   WatcherType,
@@ -30,6 +32,7 @@ import { OPEN_ACL_UNSAFE } from './acl.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
 import { checkDuration } from './durations.js';
+import { checkFrameLimit } from './frame-limits.js';
 import type { NodeData } from './node-data.js';
 import { toBytes } from './node-data.js';
 import { Chroot, ancestry, validatePath } from './paths.js';
@@ -53,8 +56,20 @@ export interface ClientOptions {
   readOnly?: boolean;
   /** After expiry, start a new session automatically. Default true. */
   renewExpiredSession?: boolean;
-  /** Largest frame sent or accepted (the server's jute.maxbuffer). Default 1048575. */
-  maxFrameBytes?: number;
+  /**
+   * Longest request sent, in bytes of the frame after its length prefix (what the server's
+   * jute.maxbuffer bounds: it drops the connection of a longer one). A longer request fails at
+   * once with `DATA_TOO_LARGE` and is not sent. Set it to the server's jute.maxbuffer when that
+   * is not the default. In [1024, 256 MiB]; default 1048575 (0xfffff, the server's default).
+   */
+  maxRequestBytes?: number;
+  /**
+   * Longest reply read, in bytes of the frame after its length prefix. The server sends replies
+   * of any length (a getChildren of 100,000 children is 1.6 MB). In [1024, 256 MiB]; default
+   * 1049599 (0xfffff + 1024: the reply to a getData of the largest node a default server stores
+   * is a little over jute.maxbuffer).
+   */
+  maxReplyBytes?: number;
 }
 
 /** Bounds on one call: an AbortSignal and/or a timeout (ms, at most 2^31−1) covering the whole request. */
@@ -128,7 +143,8 @@ export class ZooKeeperClient extends EventEmitter {
       renewExpiredSession: this.renewExpiredSession,
       readOnly: options.readOnly ?? false,
       tls: options.tls === true ? {} : options.tls || undefined,
-      maxFrameBytes: options.maxFrameBytes,
+      maxRequestBytes: checkFrameLimit(options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 'maxRequestBytes'),
+      maxReplyBytes: checkFrameLimit(options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, 'maxReplyBytes'),
     });
     this.session.setWatchProvider(() => this.watches.registrations());
     this.session.on('notification', (event: WatcherEvent) => this.watches.dispatch(event));

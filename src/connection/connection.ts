@@ -32,10 +32,10 @@ export class Connection {
   constructor(
     private readonly socket: net.Socket,
     private readonly handlers: ConnectionHandlers,
-    maxFrameBytes: number,
+    maxReplyBytes: number,
     readonly label: string,
   ) {
-    this.decoder = new FrameDecoder(maxFrameBytes);
+    this.decoder = new FrameDecoder(maxReplyBytes);
     this.released = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (cause: Error) => this.close(lost(`socket error on ${label}`, cause)));

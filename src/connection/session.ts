@@ -3,7 +3,6 @@ import { performance } from 'node:perf_hooks';
 import type { WatchLists, WatcherEvent } from '../protocol/index.js';
 import {
   EMPTY_PASSWORD,
-  MAX_FRAME_BYTES,
   OpCode,
   Reader,
   Writer,
@@ -45,7 +44,10 @@ export interface SessionOptions {
   /** Accept read-only servers (a minority partition). */
   readOnly: boolean;
   tls?: TlsOptions | undefined;
-  maxFrameBytes?: number | undefined;
+  /** Longest request body sent (see ClientOptions.maxRequestBytes). */
+  maxRequestBytes: number;
+  /** Longest reply body read (see ClientOptions.maxReplyBytes). */
+  maxReplyBytes: number;
 }
 
 interface AuthEntry {
@@ -79,7 +81,6 @@ export class Session extends EventEmitter {
 
   private password = EMPTY_PASSWORD;
   private readonly hosts: HostList;
-  private readonly maxFrameBytes: number;
   private connection: Connection | undefined;
   private ready = false;
   /** Requests waiting for a connection, in order; a request that settles meanwhile (timeout, abort) leaves at once. */
@@ -100,7 +101,6 @@ export class Session extends EventEmitter {
   constructor(private readonly options: SessionOptions) {
     super();
     this.hosts = new HostList(options.hosts);
-    this.maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
     const ping = new Writer(16);
     writeRequestHeader(ping, Xid.ping, OpCode.ping);
     this.pingFrame = Buffer.from(ping.frame());
@@ -137,12 +137,14 @@ export class Session extends EventEmitter {
     const w = new Writer(64);
     writeRequestHeader(w, 0, spec.type);
     spec.write?.(w);
-    if (w.bodyLength > this.maxFrameBytes) {
+    const limit = this.options.maxRequestBytes;
+    if (w.bodyLength > limit) {
       return Promise.reject(
-        new ZooKeeperError('DATA_TOO_LARGE', `request of ${w.bodyLength} bytes exceeds the frame limit of ${this.maxFrameBytes}`, {
-          op: spec.op,
-          path: spec.path,
-        }),
+        new ZooKeeperError(
+          'DATA_TOO_LARGE',
+          `request of ${w.bodyLength} bytes exceeds maxRequestBytes (${limit}); a server drops the connection of a request longer than its jute.maxbuffer`,
+          { op: spec.op, path: spec.path },
+        ),
       );
     }
     const frame = w.frame();
@@ -306,7 +308,7 @@ export class Session extends EventEmitter {
             resolve(established);
           },
         },
-        this.maxFrameBytes,
+        this.options.maxReplyBytes,
         `${target.host}:${target.port}`,
       );
       this.connection = connection;
