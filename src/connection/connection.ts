@@ -1,10 +1,11 @@
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { DecodedFrame } from '../protocol/index.js';
-import { FrameDecoder, OversizedFrame, ZooKeeperError } from '../protocol/index.js';
+import { FrameDecoder, ZooKeeperError } from '../protocol/index.js';
 
 export interface ConnectionHandlers {
-  onFrame(body: Buffer): void;
+  /** A frame, or the head of one over the reply limit, whose body was skipped. */
+  onFrame(frame: DecodedFrame): void;
   /** Nothing has been sent for the ping interval. */
   onIdle(): void;
   /** Called once, whatever ended the connection. */
@@ -109,7 +110,6 @@ export class Connection {
     for (const frame of frames) {
       if (this.closed) return;
       try {
-        if (frame instanceof OversizedFrame) throw new ZooKeeperError('PROTOCOL_ERROR', `frame length ${frame.length} over the limit`);
         this.handlers.onFrame(frame);
       } catch (error) {
         this.close(asZooKeeperError(error));

@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { WatchLists, WatcherEvent } from '../protocol/index.js';
+import type { DecodedFrame, WatchLists, WatcherEvent } from '../protocol/index.js';
 import {
   EMPTY_PASSWORD,
   OpCode,
+  OversizedFrame,
   Reader,
   Writer,
   Xid,
@@ -293,11 +294,11 @@ export class Session extends EventEmitter {
       const connection = new Connection(
         socket,
         {
-          onFrame: (body) => {
-            if (established) this.onFrame(body);
+          onFrame: (frame) => {
+            if (established) this.onFrame(frame);
             else if (closingStale) connection.close(new ZooKeeperError('CONNECTIONLOSS', 'stale session closed', { zkCode: -4 }));
             else {
-              const outcome = this.onHandshake(connection, body, requestedSession);
+              const outcome = this.onHandshake(connection, frame, requestedSession);
               established = outcome === 'ready';
               closingStale = outcome === 'closingStale';
             }
@@ -326,8 +327,9 @@ export class Session extends EventEmitter {
   }
 
   /** Handles the ConnectResponse; true when the session is now usable on this connection. */
-  private onHandshake(connection: Connection, body: Buffer, requestedSession: bigint): 'ready' | 'closingStale' | 'failed' {
-    const response = readConnectResponse(new Reader(body));
+  private onHandshake(connection: Connection, frame: DecodedFrame, requestedSession: bigint): 'ready' | 'closingStale' | 'failed' {
+    if (frame instanceof OversizedFrame) throw new ZooKeeperError('PROTOCOL_ERROR', `handshake reply of ${frame.length} bytes (a real one has about 40)`);
+    const response = readConnectResponse(new Reader(frame));
     if (requestedSession !== this.sessionId) {
       // We gave that session up (expired locally) while this handshake was on its way: taking it
       // back as a "new" session would revive its ephemeral nodes, which the recipes consider
@@ -403,8 +405,12 @@ export class Session extends EventEmitter {
     connection.send(this.pingFrame);
   }
 
-  private onFrame(body: Buffer): void {
-    const r = new Reader(body);
+  /**
+   * A reply over maxReplyBytes brings only its header, which is all that matching it, the zxid
+   * and the liveness proof need: only its own request fails, the connection goes on.
+   */
+  private onFrame(frame: DecodedFrame): void {
+    const r = new Reader(frame instanceof OversizedFrame ? frame.head : frame);
     const header = readReplyHeader(r);
     if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
     switch (header.xid) {
@@ -433,6 +439,16 @@ export class Session extends EventEmitter {
     packet.spec.onReply?.(header.err);
     if (header.err !== 0) {
       packet.fail(ZooKeeperError.fromServer(header.err, packet.spec.op, packet.spec.path));
+      return;
+    }
+    if (frame instanceof OversizedFrame) {
+      packet.fail(
+        new ZooKeeperError(
+          'REPLY_TOO_LARGE',
+          `reply of ${frame.length} bytes exceeds maxReplyBytes (${this.options.maxReplyBytes}); the server ran the request (and set any watch it asked for) but its result was skipped: raise the client option maxReplyBytes to read it`,
+          { op: packet.spec.op, path: packet.spec.path },
+        ),
+      );
       return;
     }
     try {

@@ -11,6 +11,7 @@ export type LocalErrorCode =
   | 'INVALID_PATH'
   | 'INVALID_ARGUMENT'
   | 'DATA_TOO_LARGE'
+  | 'REPLY_TOO_LARGE'
   | 'PROTOCOL_ERROR'
   | 'CHROOT_MISSING';
 

@@ -41,6 +41,42 @@ describe('frame limits: what the client sends and what it reads', () => {
     assert.equal(await zk.admin.exists('/big-request'), null);
   });
 
+  it('fails only the request whose reply is over maxReplyBytes, with REPLY_TOO_LARGE; the requests around it and the connection go on', async () => {
+    const limit = 64 * 1024;
+    const client = await zk.client({ maxReplyBytes: limit });
+    const sessionId = client.sessionId;
+    const events: string[] = [];
+    client.on('state', (event: string) => events.push(event));
+    client.on('connectionError', (reason: unknown) => events.push(`connectionError: ${String(reason)}`));
+
+    // 1,000 children of 100-character names: a listing of about 104 KB, well over the limit.
+    await zk.admin.create('/wide', 'small');
+    const names = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}-${'x'.repeat(95)}`);
+    for (let i = 0; i < names.length; i += 250) {
+      await zk.admin.multi(names.slice(i, i + 250).map((name) => ({ op: 'create' as const, path: `/wide/${name}` })));
+    }
+    const lastCreate = (await zk.admin.exists('/wide'))!.pzxid;
+
+    // Sent in one tick, so they are pipelined on the connection: before, the large one, after.
+    const before = client.getData('/wide');
+    const large = client.getChildren('/wide');
+    const after = client.exists('/wide');
+    await within(Promise.allSettled([before, large, after]), ROUND_TRIPS_MS, 'the pipelined requests');
+    assert.equal((await before).data.toString(), 'small');
+    assert.equal((await after)?.numChildren, names.length);
+    await assert.rejects(large, { code: 'REPLY_TOO_LARGE', op: 'getChildren', path: '/wide' });
+    await assert.rejects(large, hasCode('REPLY_TOO_LARGE', 'maxReplyBytes', `(${limit})`));
+
+    // The skipped reply's header still counted: the session saw the zxid it carried.
+    const session = (client as unknown as { session: { lastZxid: bigint } }).session;
+    assert.ok(session.lastZxid >= lastCreate, `lastZxid ${session.lastZxid} < ${lastCreate}`);
+
+    assert.equal((await within(client.getData('/wide'), ROUND_TRIPS_MS, 'a later request')).data.toString(), 'small');
+    assert.deepEqual(events, [], 'the connection was not dropped');
+    assert.equal(client.sessionId, sessionId);
+    assert.equal(client.state, 'connected');
+  });
+
   it('rejects a limit that is not a whole number of bytes in [1 KiB, 256 MiB] with INVALID_ARGUMENT naming it', async () => {
     const cases: [keyof ClientOptions, number][] = [
       ['maxRequestBytes', 1023],
