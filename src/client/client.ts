@@ -67,7 +67,8 @@ export interface ClientOptions {
    * Longest reply read, in bytes of the frame after its length prefix. The server sends replies
    * of any length (a getChildren of 100,000 children is 1.6 MB): a longer one fails only its own
    * request, with `REPLY_TOO_LARGE`, and its bytes are skipped, not buffered; the connection and
-   * the requests around it go on. In [1024, 256 MiB]; default
+   * the requests around it go on. A watch event is read whole whatever its length (skipped, it
+   * would be lost; its path came within the server's jute.maxbuffer). In [1024, 256 MiB]; default
    * 1049599 (0xfffff + 1024: the reply to a getData of the largest node a default server stores
    * is a little over jute.maxbuffer).
    */

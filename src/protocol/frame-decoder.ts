@@ -1,11 +1,12 @@
 import { DEFAULT_MAX_REPLY_BYTES, FRAME_LENGTH_CEILING } from './frame-limits.js';
+import { Xid } from './opcodes.js';
 import { REPLY_HEADER_BYTES } from './records.js';
 import { ZooKeeperError } from './zookeeper-error.js';
 
 const LENGTH_BYTES = 4;
 
 /**
- * A frame longer than the decoder's limit: only its first REPLY_HEADER_BYTES were kept (enough
+ * A reply longer than the decoder's limit: only its first REPLY_HEADER_BYTES were kept (enough
  * to tell whose reply it is and how it went), the rest was read and thrown away.
  */
 export class OversizedFrame {
@@ -27,8 +28,15 @@ export type DecodedFrame = Buffer | OversizedFrame;
  *
  * A frame longer than the limit costs the connection nothing: its head is kept, the rest is
  * skipped as it arrives, and it comes out as an {@link OversizedFrame} in its place, so that only
- * its request fails. A negative length, or one above FRAME_LENGTH_CEILING, is garbage: a
- * PROTOCOL_ERROR, thrown before anything is allocated for it.
+ * its request fails. A watch event (xid -1) is read whole whatever its length, though: skipped,
+ * it would be lost for good (the watcher never called, a lock waiter waiting forever), and
+ * dropping the connection to have it sent again does not work either, as the server sends the
+ * same event again when the watches are set on the next connection: a reconnect loop (thousands
+ * a second, measured). Its length is bounded by the server all the same: it is a path, plus 12
+ * bytes, and every path came in a request within the server's jute.maxbuffer.
+ *
+ * A negative length, or one above FRAME_LENGTH_CEILING, is garbage: a PROTOCOL_ERROR, thrown
+ * before anything is allocated for it.
  */
 export class FrameDecoder {
   private readonly prefix = Buffer.alloc(LENGTH_BYTES);
@@ -88,17 +96,26 @@ export class FrameDecoder {
       chunk.copy(this.body, this.bodyFilled, at, at + n);
       this.bodyFilled += n;
       at += n;
-      if (this.bodyFilled === this.body.length) frames.push(this.finishBody(this.body));
+      if (this.bodyFilled < this.body.length) continue;
+      const frame = this.complete(this.body);
+      if (frame) frames.push(frame);
     }
     return frames;
   }
 
-  private finishBody(body: Buffer): DecodedFrame {
+  /** What a full body buffer yields: the frame, its stand-in, or nothing yet (a watch event, read on whole). */
+  private complete(body: Buffer): DecodedFrame | undefined {
+    const length = this.declaredLength;
+    if (body.length < length && body.readInt32BE(0) === Xid.notification) {
+      this.body = Buffer.allocUnsafe(length);
+      body.copy(this.body);
+      return undefined;
+    }
     this.body = undefined;
     this.bodyFilled = 0;
-    if (this.declaredLength <= this.maxFrameBytes) return body;
-    this.skipping = this.declaredLength - body.length;
-    return new OversizedFrame(body, this.declaredLength);
+    if (body.length === length) return body;
+    this.skipping = length - body.length;
+    return new OversizedFrame(body, length);
   }
 
   /** Bytes of the current, unfinished frame held in memory (an oversized frame's skipped bytes are not). */

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ClientOptions } from '../../src/index.js';
+import type { ClientOptions, WatchEvent } from '../../src/index.js';
 import { ZooKeeperClient } from '../../src/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { deferred } from '../support/wait.js';
 import { RecipeFixture, within } from '../recipes/fixtures.js';
 
 function hasCode(code: string, ...mentions: string[]): (error: unknown) => boolean {
@@ -75,6 +76,20 @@ describe('frame limits: what the client sends and what it reads', () => {
     assert.deepEqual(events, [], 'the connection was not dropped');
     assert.equal(client.sessionId, sessionId);
     assert.equal(client.state, 'connected');
+  });
+
+  it('reads a watch event over maxReplyBytes whole and delivers it, keeping the connection', async () => {
+    const client = await zk.client({ maxReplyBytes: 1024 });
+    const errors: string[] = [];
+    client.on('connectionError', (reason: unknown) => errors.push(String(reason)));
+    // The event carries the path: 28 bytes of header, type and state, then its 1,101 characters.
+    const path = `/${'w'.repeat(1100)}`;
+    await zk.admin.create(path, 'v1');
+    const fired = deferred<WatchEvent>();
+    await client.exists(path, { watch: (event) => fired.resolve(event) });
+    await zk.admin.setData(path, 'v2');
+    assert.deepEqual(await within(fired.promise, ROUND_TRIPS_MS, 'the watch event'), { type: 'dataChanged', path });
+    assert.deepEqual(errors, [], 'the connection was not dropped');
   });
 
   it('rejects a limit that is not a whole number of bytes in [1 KiB, 256 MiB] with INVALID_ARGUMENT naming it', async () => {

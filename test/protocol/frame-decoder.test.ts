@@ -126,6 +126,20 @@ describe('FrameDecoder', () => {
     check(out, 'byte by byte');
   });
 
+  it('reads a watch event (xid -1) over the limit whole, however it is cut: skipped, it would be lost for good', () => {
+    const w = new Writer();
+    w.int(-1).long(-1n).int(0).int(3).int(3).string(`/${'p'.repeat(200)}`);
+    const event = w.frame();
+    const stream = Buffer.concat([event, frameOf(Buffer.from('next'))]);
+    for (let cut = 0; cut <= stream.length; cut++) {
+      const decoder = new FrameDecoder(64);
+      const out = [...decoder.push(stream.subarray(0, cut)), ...decoder.push(stream.subarray(cut))];
+      assert.equal(out.length, 2, `cut at ${cut}`);
+      assert.ok(asBuffer(out[0]).equals(event.subarray(4)), `cut at ${cut}`);
+      assert.equal(asBuffer(out[1]).toString(), 'next', `cut at ${cut}`);
+    }
+  });
+
   it('skips a 16 MiB frame over a 64 KiB limit holding no more than its head', () => {
     const stream = Buffer.concat([frameOf(patterned(16 * MIB)), frameOf(Buffer.from('next'))]);
     const decoder = new FrameDecoder(64 * 1024);
