@@ -32,7 +32,7 @@ export type DecodedFrame = Buffer | OversizedFrame;
  * it would be lost for good (the watcher never called, a lock waiter waiting forever), and
  * dropping the connection to have it sent again does not work either, as the server sends the
  * same event again when the watches are set on the next connection: a reconnect loop (thousands
- * a second, measured). Its length is bounded by the server all the same: it is a path, plus 12
+ * a second, measured). Its length is bounded by the server all the same: it is a path and 28
  * bytes, and every path came in a request within the server's jute.maxbuffer.
  *
  * A negative length, or one above FRAME_LENGTH_CEILING, is garbage: a PROTOCOL_ERROR, thrown
