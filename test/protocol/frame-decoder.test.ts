@@ -23,8 +23,9 @@ function patterned(length: number): Buffer {
 
 /**
  * Pushes `stream` in `chunkBytes` pieces. A linear decoder does any case here in well under a
- * second; one that copies everything it holds again on every chunk needs minutes to hours, and
- * fails this bound instead of hanging the run.
+ * second; one that copies everything it holds again on every chunk needs far longer in the 1 KiB
+ * and 1-byte cases (in 10 s, it got through 84% and 47% of them), and fails this bound instead of
+ * hanging the run.
  */
 function pushInChunks(decoder: FrameDecoder, stream: Buffer, chunkBytes: number, onPush?: () => void): DecodedFrame[] {
   const deadline = performance.now() + LOAD_SLACK_MS;
