@@ -7,9 +7,9 @@ import {
   AddWatchMode,
   DEFAULT_MAX_REPLY_BYTES,
   DEFAULT_MAX_REQUEST_BYTES,
-  ErrorCode,
   OpCode,
   WatcherType,
+  ZK_ERROR,
   ZooKeeperError,
   createOpCode,
   readAclStat,
@@ -257,7 +257,7 @@ export class ZooKeeperClient extends EventEmitter {
       options.signal?.addEventListener('abort', onAbort, { once: true });
       this.on('state', onState);
       if (this.state === 'closed') finish(new ZooKeeperError('CLOSED', 'client is closed'));
-      else if (this.terminated) finish(new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it', { zkCode: -112 }));
+      else if (this.terminated) finish(new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it'));
     });
   }
 
@@ -293,7 +293,7 @@ export class ZooKeeperClient extends EventEmitter {
     const watch = options.watch;
     try {
       // exists sets a watch whether or not the node exists: on a missing one it waits for the creation.
-      const kindOf = (err: number): WatchKind | undefined => (err === 0 ? 'data' : err === ErrorCode.NO_NODE ? 'exist' : undefined);
+      const kindOf = (err: number): WatchKind | undefined => (err === 0 ? 'data' : err === ZK_ERROR.NONODE ? 'exist' : undefined);
       return await this.watchedRequest('data', watch, kindOf, {
         type: OpCode.exists,
         op: 'exists',
@@ -303,7 +303,7 @@ export class ZooKeeperClient extends EventEmitter {
         ...bounds(options),
       });
     } catch (error) {
-      if (error instanceof ZooKeeperError && error.zkCode === ErrorCode.NO_NODE) return null;
+      if (error instanceof ZooKeeperError && error.zkCode === ZK_ERROR.NONODE) return null;
       throw error;
     }
   }
@@ -499,7 +499,7 @@ export class ZooKeeperClient extends EventEmitter {
         if (error.code === 'NONODE') {
           if (level === 0) throw this.missingRoot(path);
           if (parentSeen && ++vanished > MAX_VANISHED_PARENTS) {
-            throw new ZooKeeperError('NONODE', `parents were deleted ${vanished} times while being created`, { zkCode: ErrorCode.NO_NODE, op: 'ensurePath', path });
+            throw new ZooKeeperError('NONODE', `parents were deleted ${vanished} times while being created`, { op: 'ensurePath', path });
           }
           parentSeen = false;
           level--;
@@ -517,7 +517,7 @@ export class ZooKeeperClient extends EventEmitter {
     const message = chroot
       ? `the chroot ${chroot} of the connect string does not exist: create it (connected without the chroot) or fix the connect string`
       : 'the server reports the root missing';
-    return new ZooKeeperError(chroot ? 'CHROOT_MISSING' : 'NONODE', message, { zkCode: ErrorCode.NO_NODE, op: 'ensurePath', path });
+    return new ZooKeeperError(chroot ? 'CHROOT_MISSING' : 'NONODE', message, { zkCode: ZK_ERROR.NONODE, op: 'ensurePath', path });
   }
 
   /** Adds an identity to the session (kept across reconnects); resolves once a server accepted it. */

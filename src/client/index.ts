@@ -6,6 +6,6 @@ export * from './persistent-watch.js';
 export * from './transaction.js';
 export * from './watch-event.js';
 export type { NodeData } from './node-data.js';
-export { ZooKeeperError, isZooKeeperError, ERROR_NAMES } from '../protocol/index.js';
-export type { ACL, Id, Stat, LocalErrorCode, MultiReadOp } from '../protocol/index.js';
+export { ZooKeeperError, isZooKeeperError } from '../protocol/index.js';
+export type { ACL, Id, Stat, LocalErrorCode, MultiReadOp, ServerErrorCode, ZooKeeperErrorCode } from '../protocol/index.js';
 export type { SessionEvent } from '../connection/index.js';

@@ -27,6 +27,8 @@ export type LockErrorCode =
   | 'INVALID_ARGUMENT';
 
 export class LockError extends ZooKeeperError {
+  declare readonly code: LockErrorCode;
+
   constructor(code: LockErrorCode, message: string, details: { path?: string | undefined; op?: string; cause?: unknown } = {}) {
     super(code, message, details);
     this.name = 'LockError';
@@ -46,6 +48,8 @@ export type LockLostReason = 'SESSION_EXPIRED' | 'NODE_DELETED' | 'SESSION_MAY_H
 
 /** The reason a lease's signal carries. */
 export class LockLostError extends ZooKeeperError {
+  declare readonly code: LockLostReason;
+
   constructor(
     readonly reason: LockLostReason,
     path: string,
@@ -54,4 +58,10 @@ export class LockLostError extends ZooKeeperError {
     super(reason, message, { path, op: 'lease' });
     this.name = 'LockLostError';
   }
+}
+
+// The recipes' codes join ZooKeeperError's code union (see ErrorCodeExtensions).
+declare module '../protocol/zookeeper-error.js' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the merge adds the keys of its supertype
+  interface ErrorCodeExtensions extends Record<LockErrorCode | LockLostReason, true> {}
 }

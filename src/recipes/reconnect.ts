@@ -27,5 +27,5 @@ export function awaitSession(client: ZooKeeperClient, owner: bigint | undefined,
 
 function noSession(client: ZooKeeperClient): ZooKeeperError {
   if (client.closing) return new ZooKeeperError('CLOSED', 'client closed while waiting for the lock');
-  return new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it', { zkCode: -112 });
+  return new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it');
 }
