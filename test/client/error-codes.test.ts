@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LockErrorCode, ZooKeeperErrorCode } from '../../src/index.js';
-import { LockError, ZooKeeperError, isZooKeeperError } from '../../src/index.js';
+import { LockError, LockLostError, ZooKeeperError, isZooKeeperError } from '../../src/index.js';
 
 /** Compiles only when `value` has type T: the checks below are made by `npm run typecheck`. */
 function expectType<T>(value: T): T {
@@ -42,6 +42,10 @@ describe('error codes', () => {
     isZooKeeperError(error, 'NONOD');
     // @ts-expect-error -- the server's name is NONODE
     void new ZooKeeperError('NO_NODE', 'missing');
+    // @ts-expect-error -- one spelling in every layer: the recipes say SESSIONEXPIRED too
+    void new LockError('SESSION_EXPIRED', 'expired');
+    // @ts-expect-error -- and CLOSED, not CLIENT_CLOSED
+    void new LockLostError('CLIENT_CLOSED', '/lock', 'closed');
     if (error instanceof ZooKeeperError) {
       // @ts-expect-error -- a comparison with a code that does not exist
       assert.ok(error.code !== 'CONECTIONLOSS');

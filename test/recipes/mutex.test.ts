@@ -121,7 +121,7 @@ describe('fair mutex', () => {
       await client.close();
       assert.deepEqual(
         leases.map((l) => (l.signal.reason as { reason?: string }).reason),
-        leases.map((_, i) => (i === 7 ? 'NODE_DELETED' : 'CLIENT_CLOSED')),
+        leases.map((_, i) => (i === 7 ? 'NODE_DELETED' : 'CLOSED')),
       );
       assert.equal(client.listenerCount('state'), 0, 'nothing left listening');
     } finally {
@@ -200,7 +200,7 @@ describe('fair mutex', () => {
     const other = await zk.client();
     const orphan = await new Mutex(other, '/m/lease').acquire();
     await other.close();
-    assert.equal(orphan.signal.reason instanceof LockLostError && orphan.signal.reason.reason, 'CLIENT_CLOSED');
+    assert.equal(orphan.signal.reason instanceof LockLostError && orphan.signal.reason.reason, 'CLOSED');
     await assert.rejects(orphan.release(), (e) => e instanceof ZooKeeperError && e.code === 'CLOSED');
     await zk.assertNoNodes('/m/lease');
   });
