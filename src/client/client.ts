@@ -29,6 +29,7 @@ import {
   writeSetData,
 } from '../protocol/index.js';
 import { OPEN_ACL_UNSAFE } from './acl.js';
+import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
 import { checkDuration } from './durations.js';
@@ -117,13 +118,9 @@ const MAX_VANISHED_PARENTS = 10;
 
 /**
  * A ZooKeeper client: one session, kept across reconnects. Every method validates its input
- * before sending and rejects with a {@link ZooKeeperError}.
- *
- * Events: `state` (event, reason) for every change, and `connected`, `reconnected`, `suspended`,
- * `expired`, `closed` on their own; `connectionError` (reason) whenever a connection attempt or a
- * connection fails, malformed server bytes included.
+ * before sending and rejects with a {@link ZooKeeperError}. Its events are {@link ClientEvents}.
  */
-export class ZooKeeperClient extends EventEmitter {
+export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly session: Session;
   private readonly chrootMap: Chroot;
   private readonly watches: WatchManager;
@@ -155,10 +152,13 @@ export class ZooKeeperClient extends EventEmitter {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
       this.notify('state', event, reason);
-      this.notify(event, reason);
+      // The session gives a reason with these two, and with no other.
+      if (event === 'suspended' || event === 'expired') this.notify(event, reason!);
+      else this.notify(event);
     });
-    this.session.on('connectionError', (reason: unknown) => this.notify('connectionError', reason));
-    this.session.on('authFailed', (reason: unknown) => this.notify('authFailed', reason));
+    // Whatever the connection loop caught: an Error but for a throw of something else.
+    this.session.on('connectionError', (reason: unknown) => this.notify('connectionError', reason instanceof Error ? reason : new Error(String(reason))));
+    this.session.on('authFailed', (reason: ZooKeeperError) => this.notify('authFailed', reason));
     for (const { scheme, auth } of options.auth ?? []) void this.addAuth(scheme, auth).catch(() => undefined);
   }
 
@@ -541,8 +541,9 @@ export class ZooKeeperClient extends EventEmitter {
    * and reconnect loops: a throwing listener must cost the other listeners nothing, and the
    * session nothing. Its error is rethrown on its own, as any callback's would be (see callWatcher).
    */
-  private notify(event: string, ...args: unknown[]): void {
-    for (const listener of this.rawListeners(event) as ((...a: unknown[]) => void)[]) {
+  private notify<E extends keyof ClientEvents>(event: E, ...args: ClientEvents[E]): void {
+    // rawListeners types each listener for its own event; they are all this event's.
+    for (const listener of this.rawListeners(event) as ((...a: ClientEvents[E]) => void)[]) {
       try {
         listener.apply(this, args);
       } catch (error) {
