@@ -29,6 +29,7 @@ import {
   writeSetData,
 } from '../protocol/index.js';
 import { OPEN_ACL_UNSAFE } from './acl.js';
+import { callListener } from './call-listener.js';
 import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
@@ -38,6 +39,10 @@ import type { NodeData } from './node-data.js';
 import { toBytes } from './node-data.js';
 import { Chroot, ancestry, validatePath } from './paths.js';
 import { PersistentWatch } from './persistent-watch.js';
+import type { StateChange } from './state-changes.js';
+import { StateChanges } from './state-changes.js';
+import type { StateListener } from './state-listeners.js';
+import { StateListeners } from './state-listeners.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
 import type { Watcher } from './watch-event.js';
@@ -124,6 +129,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly session: Session;
   private readonly chrootMap: Chroot;
   private readonly watches: WatchManager;
+  private readonly stateListeners = new StateListeners();
   private readonly renewExpiredSession: boolean;
   private readonly requestTimeout: number;
 
@@ -151,6 +157,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
+      this.stateListeners.dispatch(event, reason);
       this.notify('state', event, reason);
       // The session gives a reason with these two, and with no other.
       if (event === 'suspended' || event === 'expired') this.notify(event, reason!);
@@ -231,6 +238,27 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    */
   sessionAliveUntil(): number {
     return this.session.liveness.sentAt + this.session.negotiatedTimeout;
+  }
+
+  /**
+   * Calls `listener` on every state change from now on (with the reason for `suspended` and
+   * `expired`), before the `state` event's listeners; returns the unsubscribe. However many
+   * subscribe, the client listens to its session once: thousands of them (a lease each) trip
+   * no leak warning. A listener that throws costs the client nothing: its error is rethrown on
+   * its own.
+   */
+  onState(listener: StateListener): () => void {
+    return this.stateListeners.add(listener);
+  }
+
+  /**
+   * The state changes from now on, as an async iterable:
+   * `for await (const { event, reason } of client.states({ signal })) ...`. It ends after
+   * `closed` (at once on a closed client), when `signal` aborts, or when the loop is left. A
+   * consumer more than 64 changes behind loses the oldest ones; `client.state` is always current.
+   */
+  states(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<StateChange> {
+    return new StateChanges(this.state === 'closed' ? undefined : (listener) => this.onState(listener), options.signal);
   }
 
   /** Resolves once connected (at once if already); rejects on close, terminal expiry, abort or timeout (default: the request timeout). */
@@ -536,22 +564,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   // ---- helpers ----
 
-  /**
-   * Emits to the application's listeners one by one. These calls run inside the session's frame
-   * and reconnect loops: a throwing listener must cost the other listeners nothing, and the
-   * session nothing. Its error is rethrown on its own, as any callback's would be (see callWatcher).
-   */
+  /** Emits to the application's listeners one by one, each isolated from the others (see callListener). */
   private notify<E extends keyof ClientEvents>(event: E, ...args: ClientEvents[E]): void {
     // rawListeners types each listener for its own event; they are all this event's.
-    for (const listener of this.rawListeners(event) as ((...a: ClientEvents[E]) => void)[]) {
-      try {
-        listener.apply(this, args);
-      } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
+    for (const listener of this.rawListeners(event) as ((...a: ClientEvents[E]) => void)[]) callListener(listener, args, this);
   }
 
   private serverPath(path: string, op: string): string {

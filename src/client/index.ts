@@ -6,6 +6,8 @@ export * from './persistent-watch.js';
 export * from './transaction.js';
 export * from './watch-event.js';
 export type { ClientEvents } from './client-events.js';
+export type { StateChange } from './state-changes.js';
+export type { StateListener } from './state-listeners.js';
 export type { NodeData } from './node-data.js';
 export { ZooKeeperError, isZooKeeperError } from '../protocol/index.js';
 export type { ACL, Id, Stat, LocalErrorCode, MultiReadOp, ServerErrorCode, ZooKeeperErrorCode } from '../protocol/index.js';

@@ -34,6 +34,6 @@ describe('application listeners and watchers that throw', () => {
     assert.equal(result.setData, 'ok', 'the setData that fired the watch succeeded');
     assert.deepEqual(result.secondWatcher, { type: 'dataChanged', path: result.secondWatcher && (result.secondWatcher as { path: string }).path });
     assert.ok(result.sameSession, 'no reconnect to a new session');
-    assert.deepEqual(result.uncaught, ['boom: connected listener', 'boom: connectionError listener', 'boom: first watcher', 'boom: state listener']);
+    assert.deepEqual(result.uncaught, ['boom: connected listener', 'boom: connectionError listener', 'boom: first watcher', 'boom: onState listener', 'boom: state listener']);
   });
 });

@@ -58,6 +58,32 @@ describe('sessions under faults', () => {
     await assert.rejects(client.getData('/'), { code: 'CLOSED' });
   });
 
+  it('hands the state changes to onState listeners and to states(), which ends after closed', async () => {
+    // A session long enough that the reconnect resumes it, even on a loaded machine.
+    const { proxy, client } = await viaProxy({ sessionTimeout: 10_000 });
+    const heard: string[] = [];
+    client.onState((event) => heard.push(event));
+    const unsubscribe = client.onState(() => assert.fail('an unsubscribed listener was called'));
+    unsubscribe();
+    const iterated = (async () => {
+      const changes: string[] = [];
+      for await (const { event, reason } of client.states()) changes.push(reason ? `${event} (${reason.code})` : event);
+      return changes;
+    })();
+    try {
+      const reconnected = nextEvent(client, 'reconnected', sessionBound(client.sessionTimeout));
+      proxy.resetAll();
+      await reconnected;
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+    assert.deepEqual(await iterated, ['suspended (CONNECTIONLOSS)', 'reconnected', 'closed']);
+    assert.deepEqual(heard, ['suspended', 'reconnected', 'closed']);
+    assert.equal(client.listenerCount('state'), 0, 'neither uses the state event');
+    for await (const change of client.states()) assert.fail(`a closed client has no state change to come: ${change.event}`);
+  });
+
   it('detects a half-open connection by its read timeout and resumes the same session', async (t) => {
     // Detected by the read timeout (2/3 of the session timeout), the connection must be replaced
     // before the server expires the session: 6 s leave 2 s for that on a busy machine.
