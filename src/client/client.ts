@@ -87,6 +87,16 @@ export interface CallOptions {
   timeout?: number;
 }
 
+export interface WaitForConnectedOptions extends CallOptions {
+  /** Default the request timeout; `Infinity` waits for as long as it takes (to be bounded by `signal` alone). */
+  timeout?: number;
+  /**
+   * Also resolve once this session is over (expired, or replaced by a new one): a caller whose
+   * ephemeral nodes went with it must start over rather than wait for a connection.
+   */
+  session?: bigint;
+}
+
 export interface CreateOptions extends CallOptions {
   mode?: CreateMode;
   acl?: readonly ACL[];
@@ -261,32 +271,43 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     return new StateChanges(this.state === 'closed' ? undefined : (listener) => this.onState(listener), options.signal);
   }
 
-  /** Resolves once connected (at once if already); rejects on close, terminal expiry, abort or timeout (default: the request timeout). */
-  waitForConnected(options: CallOptions = {}): Promise<void> {
-    if (this.session.isConnected) return Promise.resolve();
+  /**
+   * Resolves once connected (at once if already), or, given `session`, once that session is over.
+   * Rejects at once when no session can come any more (CLOSED; SESSIONEXPIRED when the client
+   * does not renew expired sessions), and on abort or timeout (default: the request timeout).
+   * The one wait for the session, the recipes' included.
+   */
+  waitForConnected(options: WaitForConnectedOptions = {}): Promise<void> {
+    const { session, signal } = options;
+    if (this.session.isConnected || (session !== undefined && this.sessionId !== session)) return Promise.resolve();
     return new Promise((resolve, reject) => {
+      // Thrown in the executor, so it rejects before any timer or listener exists.
+      const timeout = options.timeout === Infinity ? undefined : checkDuration(options.timeout ?? this.requestTimeout, 'timeout', { op: 'waitForConnected' });
+      const ended = this.noSessionToCome();
+      if (ended) return reject(ended);
+      if (signal?.aborted) return reject(waitAborted(signal));
       const finish = (error?: ZooKeeperError): void => {
         clearTimeout(timer);
-        this.off('state', onState);
-        options.signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
         if (error) reject(error);
         else resolve();
       };
-      const onState = (event: SessionEvent, reason?: ZooKeeperError): void => {
-        if (event === 'connected' || event === 'reconnected') finish();
-        else if (event === 'closed') finish(new ZooKeeperError('CLOSED', 'client closed while connecting'));
-        else if (event === 'expired' && !this.renewExpiredSession) finish(reason);
-      };
-      const onAbort = (): void => finish(new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: options.signal?.reason }));
-      // Thrown in the executor, so it rejects before any timer or listener exists.
-      const timeout = options.timeout === undefined ? this.requestTimeout : checkDuration(options.timeout, 'timeout', { op: 'waitForConnected' });
-      const timer = setTimeout(() => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`)), timeout);
-      if (options.signal?.aborted) return onAbort();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      this.on('state', onState);
-      if (this.state === 'closed') finish(new ZooKeeperError('CLOSED', 'client is closed'));
-      else if (this.terminated) finish(new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it'));
+      const unsubscribe = this.onState((event, reason) => {
+        if (event === 'connected' || event === 'reconnected' || (event === 'expired' && session !== undefined)) finish();
+        else if (event === 'closed' || (event === 'expired' && this.terminated)) finish(reason ?? this.noSessionToCome());
+      });
+      const onAbort = (): void => finish(waitAborted(signal!));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const timer = timeout === undefined ? undefined : setTimeout(() => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`)), timeout);
     });
+  }
+
+  /** Why waiting for a session is pointless, if it is: the client is closed, or its session expired for good. */
+  private noSessionToCome(): ZooKeeperError | undefined {
+    if (this.closing) return new ZooKeeperError('CLOSED', 'client is closed');
+    if (this.terminated) return new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it');
+    return undefined;
   }
 
   // ---- operations ----
@@ -596,6 +617,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     reply.catch(() => end(undefined));
     return reply;
   }
+}
+
+function waitAborted(signal: AbortSignal): ZooKeeperError {
+  return new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: signal.reason });
 }
 
 function bounds(options: CallOptions): { signal?: AbortSignal | undefined; timeout?: number | undefined } {

@@ -3,7 +3,6 @@ import type { SessionEvent, Stat, WatchEvent, ZooKeeperClient } from '../client/
 import { ZooKeeperError } from '../client/index.js';
 import type { LockLostReason } from './lock-error.js';
 import { LockLostError } from './lock-error.js';
-import { onSessionEvent } from './session-events.js';
 import { onLivenessLost } from './session-liveness.js';
 import { isTransient } from './transient.js';
 
@@ -48,7 +47,7 @@ export class LeaseMonitor {
     private readonly node: Pick<Stat, 'czxid' | 'ephemeralOwner'>,
     options: LeaseMonitorOptions = {},
   ) {
-    this.unsubscribe = onSessionEvent(client, (event) => this.onSessionEvent(event));
+    this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
     const timeout = client.sessionTimeout;
     const margin = safetyMargin(client, options);
     this.unwatchLiveness = onLivenessLost(client, margin, () =>

@@ -84,6 +84,32 @@ describe('sessions under faults', () => {
     for await (const change of client.states()) assert.fail(`a closed client has no state change to come: ${change.event}`);
   });
 
+  it('waitForConnected({ session }) also resolves once that session is over, with no connection to be had', async () => {
+    const { proxy, client } = await viaProxy();
+    try {
+      const id = client.sessionId;
+      const suspended = nextEvent(client, 'suspended');
+      const expired = nextEvent(client, 'expired', sessionBound(client.sessionTimeout));
+      proxy.refuseNew(true);
+      proxy.resetAll();
+      await suspended;
+      const over = client.waitForConnected({ session: id, timeout: Infinity });
+      const connected = client.waitForConnected({ timeout: sessionBound(client.sessionTimeout) + ROUND_TRIPS_MS });
+      await expired;
+      // onState listeners hear a change before the events do: settled already, or never.
+      const settled = (p: Promise<void>): Promise<string> => Promise.race([p.then(() => 'resolved'), new Promise<string>((resolve) => setImmediate(() => resolve('pending')))]);
+      assert.equal(await settled(over), 'resolved');
+      assert.equal(await settled(connected), 'pending', 'a plain wait goes on for a new session');
+      assert.equal(client.state, 'expired');
+      assert.notEqual(client.sessionId, id);
+      proxy.passThrough();
+      await connected;
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
   it('detects a half-open connection by its read timeout and resumes the same session', async (t) => {
     // Detected by the read timeout (2/3 of the session timeout), the connection must be replaced
     // before the server expires the session: 6 s leave 2 s for that on a busy machine.
