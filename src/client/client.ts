@@ -140,6 +140,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly chrootMap: Chroot;
   private readonly watches: WatchManager;
   private readonly stateListeners = new StateListeners();
+  /** The last connection failure since the session was last connected: why a wait for it timed out. */
+  private lastFailure: Error | undefined;
   private readonly renewExpiredSession: boolean;
   private readonly requestTimeout: number;
 
@@ -167,19 +169,30 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
+      if (event === 'connected' || event === 'reconnected') this.lastFailure = undefined;
       this.stateListeners.dispatch(event, reason);
       this.notify('state', event, reason);
       // The session gives a reason with these two, and with no other.
       if (event === 'suspended' || event === 'expired') this.notify(event, reason!);
       else this.notify(event);
     });
-    // Whatever the connection loop caught: an Error but for a throw of something else.
-    this.session.on('connectionError', (reason: unknown) => this.notify('connectionError', reason instanceof Error ? reason : new Error(String(reason))));
-    this.session.on('authFailed', (reason: ZooKeeperError) => this.notify('authFailed', reason));
+    this.session.on('connectionError', (reason: unknown) => {
+      // Whatever the connection loop caught: an Error but for a throw of something else.
+      this.lastFailure = reason instanceof Error ? reason : new Error(String(reason));
+      this.notify('connectionError', this.lastFailure);
+    });
+    this.session.on('authFailed', (reason: ZooKeeperError) => {
+      this.lastFailure = reason;
+      this.notify('authFailed', reason);
+    });
     for (const { scheme, auth } of options.auth ?? []) void this.addAuth(scheme, auth).catch(() => undefined);
   }
 
-  /** Creates a client and waits until its session is established (bounded by `timeout`, default the request timeout). */
+  /**
+   * Creates a client and waits until its session is established (bounded by `timeout`, default
+   * the request timeout). A TIMEOUT has the last connection failure as its `cause`: refused,
+   * DNS, TLS, authentication.
+   */
   static async connect(connectString: string, options: ClientOptions & CallOptions = {}): Promise<ZooKeeperClient> {
     const client = new ZooKeeperClient(connectString, options);
     try {
@@ -274,7 +287,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   /**
    * Resolves once connected (at once if already), or, given `session`, once that session is over.
    * Rejects at once when no session can come any more (CLOSED; SESSIONEXPIRED when the client
-   * does not renew expired sessions), and on abort or timeout (default: the request timeout).
+   * does not renew expired sessions), and on abort or timeout (default: the request timeout),
+   * a TIMEOUT with the last connection failure since the session was last connected as `cause`.
    * The one wait for the session, the recipes' included.
    */
   waitForConnected(options: WaitForConnectedOptions = {}): Promise<void> {
@@ -299,7 +313,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       });
       const onAbort = (): void => finish(waitAborted(signal!));
       signal?.addEventListener('abort', onAbort, { once: true });
-      const timer = timeout === undefined ? undefined : setTimeout(() => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`)), timeout);
+      const timedOut = (): void => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`, { cause: this.lastFailure }));
+      const timer = timeout === undefined ? undefined : setTimeout(timedOut, timeout);
     });
   }
 
