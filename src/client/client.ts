@@ -142,7 +142,6 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly stateListeners = new StateListeners();
   /** The last connection failure since the session was last connected: why a wait for it timed out. */
   private lastFailure: Error | undefined;
-  private readonly renewExpiredSession: boolean;
   private readonly requestTimeout: number;
 
   constructor(connectString: string, options: ClientOptions = {}) {
@@ -151,14 +150,13 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
-    this.renewExpiredSession = options.renewExpiredSession ?? true;
     this.requestTimeout = checkDuration(options.requestTimeout ?? 20000, 'requestTimeout');
     const sessionTimeout = checkDuration(options.sessionTimeout ?? 15000, 'sessionTimeout');
     this.session = new Session({
       hosts,
       sessionTimeout,
       requestTimeout: this.requestTimeout,
-      renewExpiredSession: this.renewExpiredSession,
+      renewExpiredSession: options.renewExpiredSession ?? true,
       readOnly: options.readOnly ?? false,
       tls: options.tls === true ? {} : options.tls || undefined,
       maxRequestBytes: checkFrameLimit(options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 'maxRequestBytes'),
