@@ -57,8 +57,14 @@ interface AuthEntry {
   waiters: { resolve: () => void; reject: (e: ZooKeeperError) => void }[];
 }
 
-/** setWatches batches stay near the Java client's 128 KiB of paths, far below the frame limit. */
+/**
+ * setWatches batches stay near the Java client's 128 KiB of paths, and within maxRequestBytes
+ * less the record's fixed part (request header 8, relative zxid 8, five vector lengths 20): a
+ * server whose jute.maxbuffer is below the batch drops the connection, and the reconnect that
+ * follows sends the same batch again.
+ */
 const SET_WATCHES_BATCH_BYTES = 128 * 1024;
+const SET_WATCHES_FIXED_BYTES = 36;
 const MAX_BACKOFF_MS = 1000;
 
 /**
@@ -378,6 +384,7 @@ export class Session extends EventEmitter {
     const lists = this.watchProvider?.();
     if (!lists) return;
     const kinds = ['data', 'exist', 'child', 'persistent', 'persistentRecursive'] as const;
+    const budget = Math.min(SET_WATCHES_BATCH_BYTES, this.options.maxRequestBytes - SET_WATCHES_FIXED_BYTES);
     let batch = emptyLists();
     let bytes = 0;
     const flush = (): void => {
@@ -391,7 +398,7 @@ export class Session extends EventEmitter {
     for (const kind of kinds) {
       for (const path of lists[kind]) {
         const size = Buffer.byteLength(path) + 4;
-        if (bytes > 0 && bytes + size > SET_WATCHES_BATCH_BYTES) flush();
+        if (bytes > 0 && bytes + size > budget) flush();
         batch[kind].push(path);
         bytes += size;
       }
