@@ -47,7 +47,7 @@ import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
 import type { Watcher } from './watch-event.js';
 import type { WatchClass, WatchKind } from './watch-manager.js';
-import { WatchManager } from './watch-manager.js';
+import { WATCH_CLASSES, WatchManager } from './watch-manager.js';
 
 export interface ClientOptions {
   /** Requested session timeout in ms (the server clamps it to its min/max), at most 2^31−1. Default 15000. */
@@ -356,14 +356,14 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     try {
       // exists sets a watch whether or not the node exists: on a missing one it waits for the creation.
       const kindOf = (err: number): WatchKind | undefined => (err === 0 ? 'data' : err === ZK_ERROR.NONODE ? 'exist' : undefined);
-      return await this.watchedRequest('data', watch, kindOf, {
+      return await this.watchedRequest('data', watch, kindOf, (setWatch) => ({
         type: OpCode.exists,
         op: 'exists',
         path,
-        write: (w) => writePathWatch(w, server, watch !== undefined),
+        write: (w) => writePathWatch(w, server, setWatch),
         read: readStat,
         ...bounds(options),
-      });
+      }));
     } catch (error) {
       if (error instanceof ZooKeeperError && error.zkCode === ZK_ERROR.NONODE) return null;
       throw error;
@@ -373,14 +373,14 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   async getData(path: string, options: WatchOptions = {}): Promise<DataResult> {
     const server = this.serverPath(path, 'getData');
     const watch = options.watch;
-    const result = await this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), {
+    const result = await this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), (setWatch) => ({
       type: OpCode.getData,
       op: 'getData',
       path,
-      write: (w) => writePathWatch(w, server, watch !== undefined),
+      write: (w) => writePathWatch(w, server, setWatch),
       read: readData,
       ...bounds(options),
-    });
+    }));
     return { data: result.data ?? EMPTY, stat: result.stat };
   }
 
@@ -401,14 +401,14 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   async getChildren(path: string, options: WatchOptions = {}): Promise<ChildrenStat> {
     const server = this.serverPath(path, 'getChildren');
     const watch = options.watch;
-    return this.watchedRequest('child', watch, (err) => (err === 0 ? 'child' : undefined), {
+    return this.watchedRequest('child', watch, (err) => (err === 0 ? 'child' : undefined), (setWatch) => ({
       type: OpCode.getChildren2,
       op: 'getChildren',
       path,
-      write: (w) => writePathWatch(w, server, watch !== undefined),
+      write: (w) => writePathWatch(w, server, setWatch),
       read: readChildren2,
       ...bounds(options),
-    });
+    }));
   }
 
   async getACL(path: string, options: CallOptions = {}): Promise<AclStat> {
@@ -452,7 +452,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     });
   }
 
-  /** A persistent watch on `path` (and, with `recursive`, every node below it). */
+  /**
+   * A persistent watch on `path` (and, with `recursive`, every node below it). One-shot watches
+   * on the same path are then served by it, without a server watch of their own (see WatchManager).
+   */
   async addWatch(path: string, options: CallOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
     const server = this.serverPath(path, 'addWatch');
     const recursive = options.recursive ?? false;
@@ -460,40 +463,56 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       throw new ZooKeeperError('INVALID_ARGUMENT', 'the server keeps one persistent watch mode per path and session: remove the other mode first', { op: 'addWatch', path });
     }
     const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w));
-    await this.session.request({
-      type: OpCode.addWatch,
-      op: 'addWatch',
-      path,
-      write: (w) => writePathInt(w, server, recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent),
-      onReply: (err) => {
-        if (err === 0) this.watches.addPersistent(watch);
-      },
-      ...bounds(options),
-    });
+    const spec = bounds(options);
+    this.watches.adding(watch);
+    try {
+      await this.session.request({
+        type: OpCode.addWatch,
+        op: 'addWatch',
+        path,
+        write: (w) => writePathInt(w, server, recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent),
+        onReply: (err) => {
+          if (err === 0) this.watches.added(watch);
+        },
+        ...spec,
+      });
+    } catch (error) {
+      // A request that timed out or was aborted after it was sent may still be applied.
+      if (this.watches.drop(watch)) this.clearServerWatches(path, recursive).catch(() => undefined);
+      throw error;
+    }
     return watch;
   }
 
   private async removePersistentWatch(watch: PersistentWatch): Promise<void> {
-    if (!this.watches.removePersistent(watch)) return;
-    try {
-      await this.removeServerWatch(watch.path, watch.recursive ? WatcherType.persistentRecursive : WatcherType.persistent);
-    } catch (error) {
-      // Servers before 3.9 know only the children/data/any types: remove everything on the path,
-      // then set again the one-shot watches that must survive.
-      if (!(error instanceof ZooKeeperError) || error.code !== 'MARSHALLINGERROR') throw error;
-      await this.removeServerWatch(watch.path, WatcherType.any);
-      await this.rearmOneShot(watch.path);
-    }
+    if (this.watches.drop(watch)) await this.clearServerWatches(watch.path, watch.recursive);
   }
 
-  /** Sets again the one-shot watches on `path` that are registered, or that requests sent before the removal are setting. */
-  private async rearmOneShot(path: string): Promise<void> {
+  /**
+   * Ends this session's persistent registration of `path` on the server and keeps its one-shot
+   * watches. Those the persistent watch served get a server watch first, while the persistent
+   * registration still reports every event, so that none falls between the two. Then the
+   * persistent type is removed (a 3.9+ server), and the one-shot classes nobody wants: on a 3.8
+   * server, which knows no persistent type (MARSHALLINGERROR), that removes the persistent
+   * registration, and on 3.9+ a one-shot registration left beside it. All go out at once, so no
+   * request this client makes later can come between them.
+   */
+  private async clearServerWatches(path: string, recursive: boolean): Promise<void> {
+    const wanted = this.watches.classesWanted(path);
+    await Promise.all([
+      ...wanted.map((watchClass) => this.rearmOneShot(path, watchClass)),
+      this.removeServerWatch(path, recursive ? WatcherType.persistentRecursive : WatcherType.persistent),
+      ...WATCH_CLASSES.filter((watchClass) => !wanted.includes(watchClass)).map((watchClass) => this.removeServerWatch(path, REMOVE_TYPE[watchClass])),
+    ]);
+  }
+
+  /** Sets again a one-shot watch of `watchClass` on `path`, for the watchers registered or being registered by requests in flight. */
+  private rearmOneShot(path: string, watchClass: WatchClass): Promise<unknown> {
     const server = this.chrootMap.toServer(path);
     // exists sets a watch whether or not the node exists; getChildren on a vanished node fails,
     // and then its child watchers already had (or will have) their deletion event.
-    const rearm = (type: number): Promise<unknown> =>
-      this.session.request({ type, op: 'rearmWatch', path, write: (w) => writePathWatch(w, server, true) }).catch(() => undefined);
-    await Promise.all(this.watches.classesWanted(path).map((watchClass) => rearm(watchClass === 'data' ? OpCode.exists : OpCode.getChildren)));
+    const type = watchClass === 'data' ? OpCode.exists : OpCode.getChildren;
+    return this.session.request({ type, op: 'rearmWatch', path, write: (w) => writePathWatch(w, server, true) }).catch(() => undefined);
   }
 
   /**
@@ -515,8 +534,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     try {
       await this.session.request({ type: OpCode.removeWatches, op: 'removeWatches', path, write: (w) => writePathInt(w, server, type), ...bounds(options) });
     } catch (error) {
-      // NOWATCHER: the watch already fired or went with the session; CONNECTIONLOSS: not re-registered after a reconnect.
-      if (!(error instanceof ZooKeeperError) || !['NOWATCHER', 'CONNECTIONLOSS', 'CLOSED', 'SESSIONEXPIRED'].includes(error.code)) throw error;
+      // NOWATCHER: the watch already fired or went with the session; CONNECTIONLOSS: not re-registered after a reconnect;
+      // MARSHALLINGERROR: a persistent type, which servers before 3.9 do not know (see clearServerWatches).
+      const ignored = ['NOWATCHER', 'CONNECTIONLOSS', 'CLOSED', 'SESSIONEXPIRED', ...(type >= WatcherType.persistent ? ['MARSHALLINGERROR'] : [])];
+      if (!(error instanceof ZooKeeperError) || !ignored.includes(error.code)) throw error;
     }
   }
 
@@ -613,22 +634,45 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   }
 
   /**
-   * Sends a read that sets a one-shot watch for `watcher` (without one, a plain read). Until its
-   * reply, or its failure without one, the request counts as in flight for removeWatcher; `kindOf`
-   * tells which watch the reply's error code says the server set (none: no watch).
+   * Sends a read that sets a one-shot watch for `watcher` (without one, a plain read); `build`
+   * makes the request, with or without a server watch. Until its reply, or its failure without
+   * one, the request counts as in flight for removeWatcher; `kindOf` tells which watch the reply's
+   * error code says the server set (none: no watch). A read a persistent watch was to serve is
+   * sent again, with a server watch, when that watch's addWatch failed; within the same bounds.
    */
-  private watchedRequest<T>(watchClass: WatchClass, watcher: Watcher | undefined, kindOf: (err: number) => WatchKind | undefined, spec: RequestSpec<T>): Promise<T> {
-    if (!watcher) return this.session.request(spec);
-    const path = spec.path!;
-    const request = this.watches.begin(watchClass, path, watcher);
-    const end = (kind: WatchKind | undefined): void => {
-      // The server watch nobody wants any more, kept for this request: it goes after the request, in order.
-      if (this.watches.end(request, kind)) this.removeServerWatch(path, REMOVE_TYPE[watchClass]).catch(() => undefined);
+  private watchedRequest<T>(watchClass: WatchClass, watcher: Watcher | undefined, kindOf: (err: number) => WatchKind | undefined, build: (setWatch: boolean) => RequestSpec<T>): Promise<T> {
+    if (!watcher) return this.session.request(build(false));
+    const { path, op, timeout } = build(true);
+    const endAt = timeout === undefined ? undefined : performance.now() + timeout;
+    const send = (left: number | undefined): Promise<T> => {
+      const request = this.watches.begin(watchClass, path!, watcher);
+      let again: Promise<T> | undefined;
+      const end = (kind: WatchKind | undefined): void => {
+        // The server watch nobody wants any more, kept for this request: it goes after the request, in order.
+        if (this.watches.end(request, kind)) this.removeServerWatch(path!, REMOVE_TYPE[watchClass]).catch(() => undefined);
+      };
+      const onReply = (err: number): void => {
+        end(kindOf(err));
+        // At once: removeWatcher must find the watcher in flight all along.
+        if (request.resend) again = sendAgain();
+      };
+      const reply = this.session.request({ ...build(!request.clientSide), timeout: left, onReply });
+      // Failed without a reply (timeout, abort, connection loss, close): its watcher will never be registered.
+      reply.catch(() => end(undefined));
+      return reply.then(
+        (result) => again ?? result,
+        (error: unknown) => {
+          if (again) return again;
+          throw error;
+        },
+      );
     };
-    const reply = this.session.request({ ...spec, onReply: (err) => end(kindOf(err)) });
-    // Failed without a reply (timeout, abort, connection loss, close): its watcher will never be registered.
-    reply.catch(() => end(undefined));
-    return reply;
+    const sendAgain = (): Promise<T> => {
+      const left = endAt === undefined ? undefined : Math.floor(endAt - performance.now());
+      if (left !== undefined && left < 1) return Promise.reject(new ZooKeeperError('TIMEOUT', `no reply within ${timeout} ms`, { op, path }));
+      return send(left);
+    };
+    return send(timeout);
   }
 }
 
