@@ -38,6 +38,7 @@ import { checkFrameLimit } from './frame-limits.js';
 import type { NodeData } from './node-data.js';
 import { toBytes } from './node-data.js';
 import { Chroot, ancestry, validatePath } from './paths.js';
+import type { PersistentWatchOptions } from './persistent-watch.js';
 import { PersistentWatch } from './persistent-watch.js';
 import type { StateChange } from './state-changes.js';
 import { StateChanges } from './state-changes.js';
@@ -456,13 +457,13 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * A persistent watch on `path` (and, with `recursive`, every node below it). One-shot watches
    * on the same path are then served by it, without a server watch of their own (see WatchManager).
    */
-  async addWatch(path: string, options: CallOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
+  async addWatch(path: string, options: CallOptions & PersistentWatchOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
     const server = this.serverPath(path, 'addWatch');
     const recursive = options.recursive ?? false;
     if (this.watches.hasOtherMode(path, recursive)) {
       throw new ZooKeeperError('INVALID_ARGUMENT', 'the server keeps one persistent watch mode per path and session: remove the other mode first', { op: 'addWatch', path });
     }
-    const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w));
+    const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w), options);
     const spec = bounds(options);
     this.watches.adding(watch);
     try {

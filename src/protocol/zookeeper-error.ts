@@ -15,7 +15,8 @@ export type LocalErrorCode =
   | 'DATA_TOO_LARGE'
   | 'REPLY_TOO_LARGE'
   | 'PROTOCOL_ERROR'
-  | 'CHROOT_MISSING';
+  | 'CHROOT_MISSING'
+  | 'WATCH_OVERFLOW';
 
 /**
  * The codes of the layers above the client (the lock recipes': LOCK_TIMEOUT, NODE_DELETED, ...),
