@@ -4,7 +4,7 @@ import type { Chroot } from './paths.js';
 import { parentOf } from './paths.js';
 import type { PersistentWatch } from './persistent-watch.js';
 import type { WatchEvent, WatchEventType, Watcher } from './watch-event.js';
-import { eventTypeName } from './watch-event.js';
+import { callWatcher, eventTypeName } from './watch-event.js';
 
 export type WatchKind = 'data' | 'exist' | 'child';
 
@@ -265,20 +265,6 @@ export class WatchManager {
 /** Calls each watcher once, however many of the taken registrations were its own. */
 function callOnce(watchers: readonly Watcher[], event: WatchEvent): void {
   for (const watcher of new Set(watchers)) callWatcher(watcher, event);
-}
-
-/**
- * A throwing watcher must not cost the other watchers their event, nor the connection the frames
- * after this one: its error is rethrown on its own, as an uncaught exception of the caller's code.
- */
-function callWatcher(watcher: Watcher, event: WatchEvent): void {
-  try {
-    watcher(event);
-  } catch (error) {
-    queueMicrotask(() => {
-      throw error;
-    });
-  }
 }
 
 function addTo<T>(map: Map<string, Set<T>>, key: string, value: T): void {
