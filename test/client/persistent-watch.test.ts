@@ -124,6 +124,7 @@ describe('persistent watches', () => {
         { type: 'dataChanged', path: '/pos-tree/x' },
       ]);
       await watch.remove();
+      await eventually(async () => !(await serverWatches(zk.server, client.sessionId)).includes('/pos-tree'), ROUND_TRIPS_MS, 'no server watch left');
     });
 
     it('one-shot watches set before the persistent watch are served by it, and their removal leaves it whole', async () => {
