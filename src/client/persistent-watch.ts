@@ -1,6 +1,6 @@
 import { ZooKeeperError } from '../protocol/index.js';
 import type { WatchEvent, Watcher } from './watch-event.js';
-import { callWatcher } from './watch-event.js';
+import { callListener } from './call-listener.js';
 
 export interface PersistentWatchOptions {
   /**
@@ -57,7 +57,7 @@ export class PersistentWatch implements AsyncIterable<WatchEvent> {
   /** Called by the watch manager. */
   deliver(event: WatchEvent): void {
     if (this.ended) return;
-    for (const listener of this.listeners) callWatcher(listener, event);
+    for (const listener of this.listeners) callListener(listener, [event]);
     const next = this.waiting.shift();
     if (next) next({ value: event, done: false });
     else if (this.iterated) {

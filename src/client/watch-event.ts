@@ -27,18 +27,3 @@ export function eventTypeName(type: number): WatchEventType | undefined {
       return undefined;
   }
 }
-
-/**
- * A throwing watcher or persistent watch listener must not cost the others their event, nor the
- * connection the frames after this one: its error is rethrown on its own, as an uncaught
- * exception of the caller's code.
- */
-export function callWatcher(watcher: Watcher, event: WatchEvent): void {
-  try {
-    watcher(event);
-  } catch (error) {
-    queueMicrotask(() => {
-      throw error;
-    });
-  }
-}

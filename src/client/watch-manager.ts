@@ -4,7 +4,8 @@ import type { Chroot } from './paths.js';
 import { parentOf } from './paths.js';
 import type { PersistentWatch } from './persistent-watch.js';
 import type { WatchEvent, WatchEventType, Watcher } from './watch-event.js';
-import { callWatcher, eventTypeName } from './watch-event.js';
+import { callListener } from './call-listener.js';
+import { eventTypeName } from './watch-event.js';
 
 export type WatchKind = 'data' | 'exist' | 'child';
 
@@ -231,7 +232,7 @@ export class WatchManager {
         for (const watcher of set) {
           if (fired.has(watcher)) continue;
           fired.add(watcher);
-          callWatcher(watcher, { type, path });
+          callListener(watcher, [{ type, path }]);
         }
       }
       this.oneShot[kind].clear();
@@ -264,7 +265,7 @@ export class WatchManager {
 
 /** Calls each watcher once, however many of the taken registrations were its own. */
 function callOnce(watchers: readonly Watcher[], event: WatchEvent): void {
-  for (const watcher of new Set(watchers)) callWatcher(watcher, event);
+  for (const watcher of new Set(watchers)) callListener(watcher, [event]);
 }
 
 function addTo<T>(map: Map<string, Set<T>>, key: string, value: T): void {
