@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { ClientOptions } from '../client/index.js';
-import { ZooKeeperClient } from '../client/index.js';
+import { ZooKeeperClient, isZooKeeperError } from '../client/index.js';
 import { CliError, messageOf } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { AuthEntry } from './parse-values.js';
@@ -73,6 +73,8 @@ export async function connectClient(flags: ConnectionFlags, signal?: AbortSignal
     return await ZooKeeperClient.connect(flags.connect, { ...clientOptions(flags), timeout: flags.connectTimeout, signal });
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
+    // Refused credentials are not an outage: retrying cannot help, and scripts must tell them apart.
+    if (isZooKeeperError(error, 'AUTHFAILED')) throw new CliError(`ZooKeeper at ${flags.connect} refused the credentials: ${messageOf(error)}`, EXIT.NOT_AUTHORIZED);
     throw new CliError(`cannot connect to ZooKeeper at ${flags.connect}: ${messageOf(error)}`, EXIT.UNAVAILABLE);
   }
 }

@@ -57,7 +57,11 @@ export interface ClientOptions {
   requestTimeout?: number;
   /** Connect over TLS to a secure client port; Node's `tls.connect` options are passed through. */
   tls?: TlsOptions | boolean;
-  /** Auth to add before anything else on every connection, e.g. `{ scheme: 'digest', auth: 'user:pass' }`. */
+  /**
+   * Auth to add before anything else on every connection, e.g. `{ scheme: 'digest', auth: 'user:pass' }`.
+   * The session counts as connected only once the server accepted them; one it refuses
+   * (AUTHFAILED) closes the client: `connect()` rejects with AUTHFAILED (see {@link ZooKeeperClient.addAuth}).
+   */
   auth?: readonly { scheme: string; auth: string | Uint8Array }[];
   /** Accept read-only servers (members of a minority partition). Default false. */
   readOnly?: boolean;
@@ -171,8 +175,9 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       if (event === 'connected' || event === 'reconnected') this.lastFailure = undefined;
       this.stateListeners.dispatch(event, reason);
       this.notify('state', event, reason);
-      // The session gives a reason with these two, and with no other.
+      // The session gives a reason with these two always, with closed when it closed by itself, and with no other.
       if (event === 'suspended' || event === 'expired') this.notify(event, reason!);
+      else if (event === 'closed') this.notify(event, reason);
       else this.notify(event);
     });
     this.session.on('connectionError', (reason: unknown) => {
@@ -188,9 +193,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   }
 
   /**
-   * Creates a client and waits until its session is established (bounded by `timeout`, default
-   * the request timeout). A TIMEOUT has the last connection failure as its `cause`: refused,
-   * DNS, TLS, authentication.
+   * Creates a client and waits until its session is established and the server accepted the
+   * `auth` credentials (bounded by `timeout`, default the request timeout). Rejects with AUTHFAILED,
+   * the client closed, when the server refuses them. A TIMEOUT has the last connection failure as
+   * its `cause`: refused, DNS, TLS.
    */
   static async connect(connectString: string, options: ClientOptions & CallOptions = {}): Promise<ZooKeeperClient> {
     const client = new ZooKeeperClient(connectString, options);
@@ -285,8 +291,9 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   /**
    * Resolves once connected (at once if already), or, given `session`, once that session is over.
-   * Rejects at once when no session can come any more (CLOSED; SESSIONEXPIRED when the client
-   * does not renew expired sessions), and on abort or timeout (default: the request timeout),
+   * Rejects at once when no session can come any more (CLOSED, or AUTHFAILED when the client
+   * closed because the server refused its credentials; SESSIONEXPIRED when the client does not
+   * renew expired sessions), and on abort or timeout (default: the request timeout),
    * a TIMEOUT with the last connection failure since the session was last connected as `cause`.
    * The one wait for the session, the recipes' included.
    */
@@ -319,7 +326,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   /** Why waiting for a session is pointless, if it is: the client is closed, or its session expired for good. */
   private noSessionToCome(): ZooKeeperError | undefined {
-    if (this.closing) return new ZooKeeperError('CLOSED', 'client is closed');
+    if (this.closing) return this.session.closeReason ?? new ZooKeeperError('CLOSED', 'client is closed');
     if (this.terminated) return new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it');
     return undefined;
   }
@@ -604,7 +611,16 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     return new ZooKeeperError(chroot ? 'CHROOT_MISSING' : 'NONODE', message, { zkCode: ZK_ERROR.NONODE, op: 'ensurePath', path });
   }
 
-  /** Adds an identity to the session (kept across reconnects); resolves once a server accepted it. */
+  /**
+   * Adds an identity to the session (kept across reconnects); resolves once a server accepted it.
+   * `digest` never fails: a wrong password is just another identity, refused later by ACLs
+   * (NOAUTH). A credential the server refuses (an unknown scheme, `x509` without a client
+   * certificate) rejects with AUTHFAILED and ends the client, as in Java (the server closes the
+   * connection and would refuse it again): requests waiting or in flight fail with AUTHFAILED
+   * (one sent before the credential may have run), `authFailed` then `closed` (reason AUTHFAILED)
+   * are emitted, without `suspended`, and the session is ended on the server over a connection of
+   * its own, so its ephemeral nodes go at once; `close()` resolves once that is done.
+   */
   addAuth(scheme: string, auth: string | Uint8Array): Promise<void> {
     return this.session.addAuth(scheme, Buffer.from(typeof auth === 'string' ? Buffer.from(auth, 'utf8') : auth));
   }

@@ -20,6 +20,8 @@ import {
 } from '../protocol/index.js';
 import type { HostPort } from './connect-string.js';
 import { Connection } from './connection.js';
+import type { SessionToEnd } from './end-session.js';
+import { endSession, sendCloseSession } from './end-session.js';
 import { Fifo } from './fifo.js';
 import { HostList } from './host-list.js';
 import type { AnswerKind } from './liveness-proof.js';
@@ -96,6 +98,15 @@ export class Session extends EventEmitter {
   private pingsSentAt = new Fifo<number>();
   private readonly authInfo: AuthEntry[] = [];
   private authInFlight = new Fifo<AuthEntry>();
+  /**
+   * Set on a handshake that sent credentials: the `connected`/`reconnected` event waits until the
+   * server accepted them all, so that `connected` means "usable with the identities asked for"
+   * (connect() relies on it), while requests already flow behind them.
+   */
+  private announcement: { event: SessionEvent; authDue: number } | undefined;
+  /** Why the client ended by itself (the server refused its credentials); requests are refused with it. */
+  private endReason: ZooKeeperError | undefined;
+  private target: HostPort | undefined;
   private watchProvider: (() => WatchLists) | undefined;
   private xid = 0;
   private closing: Promise<void> | undefined;
@@ -119,18 +130,24 @@ export class Session extends EventEmitter {
     this.watchProvider = provider;
   }
 
+  /** Connected, and the server accepted the credentials sent with the handshake. */
   get isConnected(): boolean {
-    return this.ready;
+    return this.ready && this.state === 'connected';
+  }
+
+  /** Set when the client closed by itself: the server refused its credentials (AUTHFAILED). */
+  get closeReason(): ZooKeeperError | undefined {
+    return this.endReason;
   }
 
   /** True once no request can succeed any more: closed or closing, or expired without renewal. */
   get isStopped(): boolean {
-    return this.state === 'closed' || this.closing !== undefined || (this.state === 'expired' && !this.options.renewExpiredSession);
+    return this.isClosing || (this.state === 'expired' && !this.options.renewExpiredSession);
   }
 
-  /** True from the moment close() is called. */
+  /** True from the moment close() is called, or the server refused the credentials. */
   get isClosing(): boolean {
-    return this.closing !== undefined || this.state === 'closed';
+    return this.closing !== undefined || this.endReason !== undefined || this.state === 'closed';
   }
 
   /** `host:port` of the server the session is connected to, if any. */
@@ -170,6 +187,7 @@ export class Session extends EventEmitter {
 
   private refusal(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
     const where = { op: spec.op, path: spec.path };
+    if (this.endReason) return new ZooKeeperError(this.endReason.code, this.endReason.message, { ...where, zkCode: this.endReason.zkCode, cause: this.endReason });
     if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', where);
     if (this.state === 'expired' && !this.options.renewExpiredSession) {
       return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...where, zkCode: -112 });
@@ -187,7 +205,11 @@ export class Session extends EventEmitter {
     connection.send(packet.frame);
   }
 
-  /** Digest or other auth; kept and re-sent on every reconnect. Resolves when a server accepted it. */
+  /**
+   * Digest or other auth; kept and re-sent on every reconnect. Resolves when a server accepted it.
+   * A refusal (AUTHFAILED: the server closes the connection) ends the client, as in Java: see
+   * failAuthentication.
+   */
   addAuth(scheme: string, auth: Buffer): Promise<void> {
     const refused = this.refusal({ type: OpCode.auth, op: 'addAuth' });
     if (refused) return Promise.reject(refused);
@@ -224,16 +246,56 @@ export class Session extends EventEmitter {
   private onAuthReply(err: number): void {
     const entry = this.authInFlight.shift();
     if (!entry) return;
-    const waiters = entry.waiters;
-    entry.waiters = [];
-    if (err === 0) {
-      for (const w of waiters) w.resolve();
+    if (err !== 0) {
+      this.failAuthentication(entry, err);
       return;
     }
-    this.authInfo.splice(this.authInfo.indexOf(entry), 1);
-    const error = ZooKeeperError.fromServer(err, 'addAuth');
-    for (const w of waiters) w.reject(error);
+    const waiters = entry.waiters;
+    entry.waiters = [];
+    for (const w of waiters) w.resolve();
+    if (this.announcement && --this.announcement.authDue === 0) this.announce(this.announcement.event);
+  }
+
+  /**
+   * The server refused credentials: it answered AUTHFAILED and closes the connection, and every
+   * server would refuse them again (an unknown scheme, a scheme that needs what this connection
+   * lacks, such as x509 without a client certificate). Carrying on without the identity would run
+   * requests as someone else, so the client ends, as Java's goes to AUTH_FAILED: every request
+   * waiting or in flight fails with AUTHFAILED (one sent before the credentials may have run, as
+   * after a CONNECTIONLOSS; one sent after them did not: the server reads nothing more), no
+   * `suspended`, no reconnect; `authFailed`, then `closed` with the reason, are emitted at once,
+   * so a lease learns it is lost before its node can go. Then the session is ended on the server
+   * over a connection of its own (its ephemeral nodes go now, not a session timeout later);
+   * close() resolves once that is done.
+   */
+  private failAuthentication(entry: AuthEntry, err: number): void {
+    const error = new ZooKeeperError(
+      ZooKeeperError.fromServer(err).code,
+      `${this.connection ? `server ${this.connection.label}` : 'the server'} refused the credentials for scheme "${entry.scheme}" and closed the connection; the client is closed`,
+      { zkCode: err, op: 'addAuth' },
+    );
+    this.endReason = error;
+    this.closing = this.endAfterAuthFailure(error);
+  }
+
+  private async endAfterAuthFailure(error: ZooKeeperError): Promise<void> {
+    clearTimeout(this.expiryTimer);
+    this.announcement = undefined;
+    // Failed before the connection closes, which would fail them with CONNECTIONLOSS instead.
+    this.failAll(() => error);
+    this.rejectAuthWaiters(error);
+    const session: SessionToEnd | undefined =
+      this.sessionId === 0n ? undefined : { id: this.sessionId, password: this.password, lastZxid: this.lastZxid, timeout: this.options.sessionTimeout };
+    const connection = this.connection;
+    connection?.close(error);
+    this.state = 'closed';
     this.emit('authFailed', error);
+    this.emit('state', 'closed', error);
+    this.emit('closed', error);
+    await connection?.released;
+    if (session && this.target) {
+      await endSession(this.target, session, { tls: this.options.tls, maxReplyBytes: this.options.maxReplyBytes, timeoutMs: this.connectTimeout() });
+    }
   }
 
   // ---- the connection loop ----
@@ -319,6 +381,7 @@ export class Session extends EventEmitter {
         `${target.host}:${target.port}`,
       );
       this.connection = connection;
+      this.target = target;
       connection.setDeadline(this.connectTimeout(), 'session handshake');
       const w = new Writer(64);
       writeConnectRequest(w, {
@@ -341,7 +404,7 @@ export class Session extends EventEmitter {
       // back as a "new" session would revive its ephemeral nodes, which the recipes consider
       // gone. Close it on the server so they go at once, and start over with a fresh session.
       if (response.timeout > 0 && response.sessionId === requestedSession) {
-        this.closeStaleSession(connection);
+        sendCloseSession(connection, this.connectTimeout());
         return 'closingStale';
       }
       connection.close(new ZooKeeperError('CONNECTIONLOSS', 'handshake for a session given up meanwhile', { zkCode: -4 }));
@@ -353,6 +416,9 @@ export class Session extends EventEmitter {
       return 'failed';
     }
     const resumed = this.sessionId !== 0n && response.sessionId === this.sessionId;
+    // Only a session the application was told about is "reconnected" (one whose first handshake
+    // lost its connection before the credentials were answered never was).
+    const event = resumed && this.state !== 'connecting' ? 'reconnected' : 'connected';
     this.sessionId = response.sessionId;
     this.password = response.password;
     this.negotiatedTimeout = response.timeout;
@@ -368,16 +434,14 @@ export class Session extends EventEmitter {
     for (const packet of this.takePending()) {
       if (!packet.settled) this.send(connection, packet);
     }
-    this.setState('connected', resumed ? 'reconnected' : 'connected');
+    if (this.authInfo.length === 0) this.announce(event);
+    else this.announcement = { event, authDue: this.authInfo.length };
     return 'ready';
   }
 
-  /** Ends a session we no longer use: closeSession, then drop the connection once it is answered (or at the deadline). */
-  private closeStaleSession(connection: Connection): void {
-    const w = new Writer(16);
-    writeRequestHeader(w, 1, OpCode.closeSession);
-    connection.setDeadline(this.connectTimeout(), 'closing a stale session');
-    connection.send(w.frame());
+  private announce(event: SessionEvent): void {
+    this.announcement = undefined;
+    this.setState('connected', event);
   }
 
   private sendSetWatches(connection: Connection): void {
@@ -473,6 +537,7 @@ export class Session extends EventEmitter {
     }
     this.pingsSentAt = new Fifo();
     this.authInFlight = new Fifo();
+    this.announcement = undefined;
     this.liveness.onConnectionLost();
     for (const packet of this.outstanding.drain()) {
       packet.fail(
@@ -486,8 +551,10 @@ export class Session extends EventEmitter {
     }
     if (this.isStopped) return;
     this.emit('connectionError', reason);
-    if (established && this.state === 'connected') {
-      this.setState('suspended', 'suspended', reason);
+    if (established && this.state === 'connected') this.setState('suspended', 'suspended', reason);
+    // Also when a handshake made while suspended lost its connection before its credentials were
+    // answered: the handshake cleared the timer.
+    if (established && this.state === 'suspended') {
       // With no server reachable for a whole session timeout, the session is gone (or will be before we can reach a server).
       this.expiryTimer = setTimeout(
         () =>

@@ -19,7 +19,7 @@ describe('client events', () => {
     client.on('connectionError', (error) => errors.push(expectType<Error>(error)));
     client.on('state', (event, reason) => states.push([expectType<SessionEvent>(event), expectType<ZooKeeperError | undefined>(reason)]));
     client.on('closed', (...args) => {
-      expectType<[]>(args);
+      expectType<[reason?: ZooKeeperError]>(args);
       closed++;
     });
     client.on('expired', (reason) => expectType<ZooKeeperError>(reason));
