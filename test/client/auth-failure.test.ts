@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
+import { recordEvents } from '../support/events.js';
+import { expectNothingLeft, openResources } from '../support/resources.js';
 
 /**
  * The 3.8 server refuses an auth packet (AUTHFAILED, then closes the connection) for a scheme it
@@ -15,20 +17,6 @@ const SESSION_MS = 30_000;
 
 function isAuthFailed(error: unknown): boolean {
   return error instanceof ZooKeeperError && error.code === 'AUTHFAILED' && error.zkCode === -115;
-}
-
-/** Records every state and error event of a client, as `name` or `name:CODE`. */
-function record(client: ZooKeeperClient): string[] {
-  const events: string[] = [];
-  const add = (name: string) => (reason?: unknown) => events.push(reason instanceof ZooKeeperError ? `${name}:${reason.code}` : name);
-  client.on('state', (event: string, reason?: unknown) => add(`state ${event}`)(reason));
-  client.on('connectionError', add('connectionError'));
-  client.on('authFailed', add('authFailed'));
-  return events;
-}
-
-function openResources(): string[] {
-  return process.getActiveResourcesInfo().filter((r) => r !== 'TTYWrap').sort();
 }
 
 describe('credentials the server refuses', () => {
@@ -50,7 +38,7 @@ describe('credentials the server refuses', () => {
     await assert.rejects(connecting, (error) => isAuthFailed(error) && /scheme "nosuch"/.test((error as Error).message));
     // The same policy through the constructor, where the events can be watched from the start.
     const client = new ZooKeeperClient(server.connectString, { sessionTimeout: SESSION_MS, auth: [REFUSED] });
-    events = record(client);
+    events = recordEvents(client);
     await assert.rejects(client.waitForConnected(), isAuthFailed);
     assert.deepEqual(events, ['authFailed:AUTHFAILED', 'state closed:AUTHFAILED']);
     assert.equal(client.state, 'closed');
@@ -62,7 +50,7 @@ describe('credentials the server refuses', () => {
   it('a refused addAuth on a live client ends it: waiting requests fail with AUTHFAILED, no suspended, the session is ended on the server', async () => {
     const resourcesBefore = openResources();
     const client = await ZooKeeperClient.connect(server.connectString, { sessionTimeout: SESSION_MS });
-    const events = record(client);
+    const events = recordEvents(client);
     await client.create('/auth-ephemeral', '', { mode: 'EPHEMERAL' });
     const refused = client.addAuth(REFUSED.scheme, REFUSED.auth);
     // Written behind the credentials: the server reads nothing after refusing them.
@@ -76,7 +64,6 @@ describe('credentials the server refuses', () => {
     assert.deepEqual(events, ['authFailed:AUTHFAILED', 'state closed:AUTHFAILED']);
     assert.equal(await admin.exists('/auth-never'), null, 'the request behind the refused credentials never ran');
     assert.equal(await admin.exists('/auth-ephemeral'), null, 'the session was ended on the server, its ephemeral node with it');
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(openResources(), resourcesBefore, 'no timer or socket left behind');
+    await expectNothingLeft(resourcesBefore);
   });
 });
