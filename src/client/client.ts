@@ -63,7 +63,11 @@ export interface ClientOptions {
    * (AUTHFAILED) closes the client: `connect()` rejects with AUTHFAILED (see {@link ZooKeeperClient.addAuth}).
    */
   auth?: readonly { scheme: string; auth: string | Uint8Array }[];
-  /** Accept read-only servers (members of a minority partition). Default false. */
+  /**
+   * Accept read-only servers (members of a minority partition). A read-only session is local to
+   * its server: the client looks for a read/write server meanwhile and moves there with a new
+   * session (`connecting`, then `connected`; never `expired`). See the README. Default false.
+   */
   readOnly?: boolean;
   /** After expiry, start a new session automatically. Default true. */
   renewExpiredSession?: boolean;
@@ -244,6 +248,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     return this.session.server;
   }
 
+  /** True while the session is a provisional one of a read-only server (writes fail with NOTREADONLY). */
   get readOnly(): boolean {
     return this.session.readOnly;
   }

@@ -28,6 +28,7 @@ import type { AnswerKind } from './liveness-proof.js';
 import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
 import { Packet } from './packet.js';
+import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from './rw-probe.js';
 import type { TlsOptions } from './transport.js';
 import { openSocket } from './transport.js';
 
@@ -104,9 +105,26 @@ export class Session extends EventEmitter {
    * (connect() relies on it), while requests already flow behind them.
    */
   private announcement: { event: SessionEvent; authDue: number } | undefined;
+  /** The session last announced `connected`: only its resumption is `reconnected`. */
+  private announced = 0n;
   /** Why the client ended by itself (the server refused its credentials); requests are refused with it. */
   private endReason: ZooKeeperError | undefined;
   private target: HostPort | undefined;
+  /**
+   * The session was created by a read-only server: its id is local to that server (unknown to
+   * the ensemble), so it is never offered to another server, which would report it expired; as
+   * in Java (seenRwServerBefore), the next connection asks for a new session, and the first
+   * read/write server creates the session proper. Such a session cannot expire: it is never
+   * resumed, and it holds no ephemeral node (a read-only server refuses every write).
+   */
+  private provisional = false;
+  /** Probes for a read/write server while connected read-only; runs only while such a connection is up. */
+  private readonly seeker = new ReadWriteSeeker(
+    (host, signal) => servesReadWrite(host, PROBE_TIMEOUT_MS, this.options.tls, signal),
+    (host) => this.moveToReadWrite(host),
+  );
+  /** A read/write server the seeker found: the next connection goes there, and leaving the read-only one is no loss. */
+  private rwTarget: HostPort | undefined;
   private watchProvider: (() => WatchLists) | undefined;
   private xid = 0;
   private closing: Promise<void> | undefined;
@@ -284,8 +302,9 @@ export class Session extends EventEmitter {
     // Failed before the connection closes, which would fail them with CONNECTIONLOSS instead.
     this.failAll(() => error);
     this.rejectAuthWaiters(error);
+    // A provisional session holds no ephemeral node, and only its read-only server knows it.
     const session: SessionToEnd | undefined =
-      this.sessionId === 0n ? undefined : { id: this.sessionId, password: this.password, lastZxid: this.lastZxid, timeout: this.options.sessionTimeout };
+      this.sessionId === 0n || this.provisional ? undefined : { id: this.sessionId, password: this.password, lastZxid: this.lastZxid, timeout: this.options.sessionTimeout };
     const connection = this.connection;
     connection?.close(error);
     this.state = 'closed';
@@ -305,7 +324,9 @@ export class Session extends EventEmitter {
     while (!this.isStopped) {
       let established = false;
       try {
-        established = await this.connectOnce(this.hosts.next());
+        const target = this.rwTarget ?? this.hosts.next();
+        this.rwTarget = undefined;
+        established = await this.connectOnce(target);
       } catch (error) {
         // Nothing may end this loop but close or a terminal expiry: a failure here would otherwise
         // be an unhandled rejection no caller can catch. Report it and try again after a back-off.
@@ -356,6 +377,7 @@ export class Session extends EventEmitter {
       return false;
     }
     const requestedSession = this.sessionId;
+    const offered = this.provisional ? 0n : this.sessionId;
     return new Promise<boolean>((resolve) => {
       let established = false;
       let closingStale = false;
@@ -366,7 +388,7 @@ export class Session extends EventEmitter {
             if (established) this.onFrame(frame);
             else if (closingStale) connection.close(new ZooKeeperError('CONNECTIONLOSS', 'stale session closed', { zkCode: -4 }));
             else {
-              const outcome = this.onHandshake(connection, frame, requestedSession);
+              const outcome = this.onHandshake(connection, frame, requestedSession, offered);
               established = outcome === 'ready';
               closingStale = outcome === 'closingStale';
             }
@@ -387,8 +409,8 @@ export class Session extends EventEmitter {
       writeConnectRequest(w, {
         lastZxidSeen: this.lastZxid,
         timeout: this.options.sessionTimeout,
-        sessionId: this.sessionId,
-        password: this.password,
+        sessionId: offered,
+        password: offered === 0n ? EMPTY_PASSWORD : this.password,
         readOnly: this.options.readOnly,
       });
       connection.send(w.frame());
@@ -396,8 +418,10 @@ export class Session extends EventEmitter {
   }
 
   /** Handles the ConnectResponse; true when the session is now usable on this connection. */
-  private onHandshake(connection: Connection, frame: DecodedFrame, requestedSession: bigint): 'ready' | 'closingStale' | 'failed' {
+  private onHandshake(connection: Connection, frame: DecodedFrame, requestedSession: bigint, offered: bigint): 'ready' | 'closingStale' | 'failed' {
     if (frame instanceof OversizedFrame) throw new ZooKeeperError('PROTOCOL_ERROR', `handshake reply of ${frame.length} bytes (a real one has about 40)`);
+    const refusal = frame.length === REPLY_HEADER_BYTES ? readReplyHeader(new Reader(frame)).err : 0;
+    if (refusal !== 0) throw handshakeRefusal(connection, refusal);
     const response = readConnectResponse(new Reader(frame));
     if (requestedSession !== this.sessionId) {
       // We gave that session up (expired locally) while this handshake was on its way: taking it
@@ -415,10 +439,14 @@ export class Session extends EventEmitter {
       connection.close(new ZooKeeperError('CONNECTIONLOSS', 'session expired', { zkCode: -4 }));
       return 'failed';
     }
-    const resumed = this.sessionId !== 0n && response.sessionId === this.sessionId;
+    const resumed = offered !== 0n && response.sessionId === offered;
     // Only a session the application was told about is "reconnected" (one whose first handshake
-    // lost its connection before the credentials were answered never was).
-    const event = resumed && this.state !== 'connecting' ? 'reconnected' : 'connected';
+    // lost its connection before the credentials were answered never was). A new session that
+    // replaces a provisional one is `connected`, never `expired`: nothing of it is lost.
+    const event = resumed && offered === this.announced ? 'reconnected' : 'connected';
+    // The application's watches outlive a provisional session (as in Java, which re-sends them whatever the session).
+    const keepsWatches = resumed || this.provisional;
+    this.provisional = response.readOnly && !resumed;
     this.sessionId = response.sessionId;
     this.password = response.password;
     this.negotiatedTimeout = response.timeout;
@@ -429,7 +457,7 @@ export class Session extends EventEmitter {
 
     // Auth and watches go before anything queued, so queued requests run with the session's identity and watches.
     for (const entry of this.authInfo) this.sendAuth(connection, entry);
-    if (resumed) this.sendSetWatches(connection);
+    if (keepsWatches) this.sendSetWatches(connection);
     this.ready = true;
     for (const packet of this.takePending()) {
       if (!packet.settled) this.send(connection, packet);
@@ -441,7 +469,23 @@ export class Session extends EventEmitter {
 
   private announce(event: SessionEvent): void {
     this.announcement = undefined;
+    this.announced = this.sessionId;
     this.setState('connected', event);
+    if (this.readOnly && this.connection && this.target) this.seeker.start(this.hosts.others(this.target));
+  }
+
+  /**
+   * The seeker found a read/write server: leave the read-only one for it (as Java's
+   * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests in
+   * flight on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
+   */
+  private moveToReadWrite(host: HostPort): void {
+    const connection = this.connection;
+    if (!connection || !this.ready || !this.readOnly || this.isStopped) return;
+    this.rwTarget = host;
+    connection.close(
+      new ZooKeeperError('CONNECTIONLOSS', `leaving read-only server ${connection.label} for read/write server ${host.host}:${host.port}`, { zkCode: -4 }),
+    );
   }
 
   private sendSetWatches(connection: Connection): void {
@@ -538,6 +582,7 @@ export class Session extends EventEmitter {
     this.pingsSentAt = new Fifo();
     this.authInFlight = new Fifo();
     this.announcement = undefined;
+    this.seeker.stop();
     this.liveness.onConnectionLost();
     for (const packet of this.outstanding.drain()) {
       packet.fail(
@@ -550,11 +595,15 @@ export class Session extends EventEmitter {
       );
     }
     if (this.isStopped) return;
+    if (this.rwTarget) {
+      if (established && this.state === 'connected') this.setState('connecting', 'connecting', reason);
+      return;
+    }
     this.emit('connectionError', reason);
     if (established && this.state === 'connected') this.setState('suspended', 'suspended', reason);
     // Also when a handshake made while suspended lost its connection before its credentials were
-    // answered: the handshake cleared the timer.
-    if (established && this.state === 'suspended') {
+    // answered: the handshake cleared the timer. Not for a provisional session: nothing to expire.
+    if (established && this.state === 'suspended' && !this.provisional) {
       // With no server reachable for a whole session timeout, the session is gone (or will be before we can reach a server).
       this.expiryTimer = setTimeout(
         () =>
@@ -644,6 +693,20 @@ export class Session extends EventEmitter {
     this.emit('state', 'closed');
     this.emit('closed');
   }
+}
+
+/** A reply header (xid, zxid, err): shorter than any ConnectResponse (at least 20 bytes). */
+const REPLY_HEADER_BYTES = 16;
+
+/**
+ * A server that will not create or resume our session may answer the handshake with a bare reply
+ * header: a 3.8 read-only server does so (NOTREADONLY) unless `localSessionsEnabled=true`, the only
+ * kind of session it can create. Reported as that code, and the next host is tried.
+ */
+function handshakeRefusal(connection: Connection, err: number): ZooKeeperError {
+  const { code } = ZooKeeperError.fromServer(err);
+  const why = code === 'NOTREADONLY' ? 'a read-only server creates sessions only with localSessionsEnabled=true' : 'it answered the handshake with an error';
+  return new ZooKeeperError(code, `server ${connection.label} refused to start a session: ${why}`, { zkCode: err, op: 'connect' });
 }
 
 /** Writes the leader runs only for a live session, and whose reply header tells whether they ran (not multi's). */
