@@ -13,6 +13,7 @@ import { clientScenarios, warmUpServer } from './client-scenarios.js';
 import { parseArgs } from './config.js';
 import type { Bench } from './context.js';
 import type { BenchConfig } from './config.js';
+import { frameDecoderRows } from './frame-decoder.js';
 import { lockScenarios } from './lock-scenarios.js';
 import { overloadScenarios } from './overload.js';
 import { kazooUnavailable } from './peers/kazoo.js';
@@ -93,6 +94,8 @@ async function main(): Promise<void> {
   if (wants('overload')) {
     log('overload scenarios…');
     rows.push(...(await overloadScenarios(bench)));
+    // The decoder's rows need no server: how long a large reply takes to assemble from its chunks.
+    rows.push(...frameDecoderRows(config.rounds));
   }
 
   notes.push(...rows.flatMap((row) => (row.note ? [row.note] : [])));

@@ -33,9 +33,12 @@ export function exitCodeOf(error: unknown): number {
   }
 }
 
-/** The message, with its cause's (e.g. the TLS error behind a CONNECTIONLOSS), which is often the useful part. */
+/**
+ * The message, with its causes' (e.g. the TLS error behind the CONNECTIONLOSS behind a connect
+ * TIMEOUT), which are often the useful part.
+ */
 export function messageOf(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? ` (${error.cause.message})` : '';
+  const cause = error.cause instanceof Error && !error.message.includes(error.cause.message) ? ` (${messageOf(error.cause)})` : '';
   return `${error.message}${cause}`;
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { ClientOptions } from '../client/index.js';
-import { ZooKeeperClient } from '../client/index.js';
+import { ZooKeeperClient, isZooKeeperError } from '../client/index.js';
 import { CliError, messageOf } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { AuthEntry } from './parse-values.js';
@@ -66,27 +66,16 @@ export function clientOptions(flags: ConnectionFlags): ClientOptions {
 
 /**
  * Connects, bounded by --connect-timeout and by `signal` (Ctrl-C). The client retries failed
- * connections silently, so we keep the last failure (e.g. a certificate error) to say why.
+ * connections silently; its TIMEOUT carries the last failure (e.g. a certificate error) to say why.
  */
 export async function connectClient(flags: ConnectionFlags, signal?: AbortSignal): Promise<ZooKeeperClient> {
-  const client = new ZooKeeperClient(flags.connect, clientOptions(flags));
-  let lastFailure: unknown;
-  const onFailure = (reason: unknown): void => {
-    lastFailure = reason;
-  };
-  client.on('connectionError', onFailure);
-  client.on('authFailed', onFailure);
   try {
-    await client.waitForConnected({ timeout: flags.connectTimeout, ...(signal ? { signal } : {}) });
-    return client;
+    return await ZooKeeperClient.connect(flags.connect, { ...clientOptions(flags), timeout: flags.connectTimeout, signal });
   } catch (error) {
-    await closeClient(client);
     if (signal?.aborted) throw signal.reason;
-    const why = lastFailure === undefined ? messageOf(error) : `${messageOf(error)} (last failure: ${messageOf(lastFailure)})`;
-    throw new CliError(`cannot connect to ZooKeeper at ${flags.connect}: ${why}`, EXIT.UNAVAILABLE);
-  } finally {
-    client.off('connectionError', onFailure);
-    client.off('authFailed', onFailure);
+    // Refused credentials are not an outage: retrying cannot help, and scripts must tell them apart.
+    if (isZooKeeperError(error, 'AUTHFAILED')) throw new CliError(`ZooKeeper at ${flags.connect} refused the credentials: ${messageOf(error)}`, EXIT.NOT_AUTHORIZED);
+    throw new CliError(`cannot connect to ZooKeeper at ${flags.connect}: ${messageOf(error)}`, EXIT.UNAVAILABLE);
   }
 }
 

@@ -5,9 +5,11 @@ import { Session, parseConnectString } from '../connection/index.js';
 import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Reader, Stat, WatcherEvent } from '../protocol/index.js';
 import {
   AddWatchMode,
-  ErrorCode,
+  DEFAULT_MAX_REPLY_BYTES,
+  DEFAULT_MAX_REQUEST_BYTES,
   OpCode,
   WatcherType,
+  ZK_ERROR,
   ZooKeeperError,
   createOpCode,
   readAclStat,
@@ -26,19 +28,27 @@ import {
   writeSetData,
 } from '../protocol/index.js';
 import { OPEN_ACL_UNSAFE } from './acl.js';
+import { callListener } from './call-listener.js';
+import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
 import { checkDuration } from './durations.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, checkLimit } from './limits.js';
+import { checkFrameLimit } from './frame-limits.js';
 import type { NodeData } from './node-data.js';
 import { toBytes } from './node-data.js';
 import { Chroot, ancestry, validatePath } from './paths.js';
+import type { PersistentWatchOptions } from './persistent-watch.js';
 import { PersistentWatch } from './persistent-watch.js';
+import type { StateChange } from './state-changes.js';
+import { StateChanges } from './state-changes.js';
+import type { StateListener } from './state-listeners.js';
+import { StateListeners } from './state-listeners.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
 import type { Watcher } from './watch-event.js';
 import type { WatchClass, WatchKind } from './watch-manager.js';
-import { WatchManager } from './watch-manager.js';
+import { WATCH_CLASSES, WatchManager } from './watch-manager.js';
 
 export interface ClientOptions {
   /** Requested session timeout in ms (the server clamps it to its min/max), at most 2^31−1. Default 15000. */
@@ -47,14 +57,20 @@ export interface ClientOptions {
   requestTimeout?: number;
   /** Connect over TLS to a secure client port; Node's `tls.connect` options are passed through. */
   tls?: TlsOptions | boolean;
-  /** Auth to add before anything else on every connection, e.g. `{ scheme: 'digest', auth: 'user:pass' }`. */
+  /**
+   * Auth to add before anything else on every connection, e.g. `{ scheme: 'digest', auth: 'user:pass' }`.
+   * The session counts as connected only once the server accepted them; one it refuses
+   * (AUTHFAILED) closes the client: `connect()` rejects with AUTHFAILED (see {@link ZooKeeperClient.addAuth}).
+   */
   auth?: readonly { scheme: string; auth: string | Uint8Array }[];
-  /** Accept read-only servers (members of a minority partition). Default false. */
+  /**
+   * Accept read-only servers (members of a minority partition). A read-only session is local to
+   * its server: the client looks for a read/write server meanwhile and moves there with a new
+   * session (`connecting`, then `connected`; never `expired`). See the README. Default false.
+   */
   readOnly?: boolean;
   /** After expiry, start a new session automatically. Default true. */
   renewExpiredSession?: boolean;
-  /** Largest frame sent or accepted (the server's jute.maxbuffer). Default 1048575. */
-  maxFrameBytes?: number;
   /**
    * Requests written to the server and not yet answered, at most (≥ 1, or Infinity). Those
    * beyond wait in the client, in call order, and go out as replies come in; after a connection
@@ -68,12 +84,39 @@ export interface ClientOptions {
    * that cannot be written at once fails. Default 100,000 (see limits.ts).
    */
   maxQueued?: number;
+  /**
+   * Longest request sent, in bytes of the frame after its length prefix (what the server's
+   * jute.maxbuffer bounds: it drops the connection of a longer one). A longer request fails at
+   * once with `DATA_TOO_LARGE` and is not sent. Set it to the server's jute.maxbuffer when that
+   * is not the default. In [1024, 256 MiB]; default 1048575 (0xfffff, the server's default).
+   */
+  maxRequestBytes?: number;
+  /**
+   * Longest reply read, in bytes of the frame after its length prefix. The server sends replies
+   * of any length (a getChildren of 100,000 children is 1.6 MB): a longer one fails only its own
+   * request, with `REPLY_TOO_LARGE`, and its bytes are skipped, not buffered; the connection and
+   * the requests around it go on. A watch event is read whole whatever its length (skipped, it
+   * would be lost; its path came within the server's jute.maxbuffer). In [1024, 256 MiB]; default
+   * 1049599 (0xfffff + 1024: the reply to a getData of the largest node a default server stores
+   * is a little over jute.maxbuffer).
+   */
+  maxReplyBytes?: number;
 }
 
 /** Bounds on one call: an AbortSignal and/or a timeout (ms, at most 2^31−1) covering the whole request. */
 export interface CallOptions {
   signal?: AbortSignal;
   timeout?: number;
+}
+
+export interface WaitForConnectedOptions extends CallOptions {
+  /** Default the request timeout; `Infinity` waits for as long as it takes (to be bounded by `signal` alone). */
+  timeout?: number;
+  /**
+   * Also resolve once this session is over (expired, or replaced by a new one): a caller whose
+   * ephemeral nodes went with it must start over rather than wait for a connection.
+   */
+  session?: bigint;
 }
 
 export interface CreateOptions extends CallOptions {
@@ -112,17 +155,15 @@ const MAX_VANISHED_PARENTS = 10;
 
 /**
  * A ZooKeeper client: one session, kept across reconnects. Every method validates its input
- * before sending and rejects with a {@link ZooKeeperError}.
- *
- * Events: `state` (event, reason) for every change, and `connected`, `reconnected`, `suspended`,
- * `expired`, `closed` on their own; `connectionError` (reason) whenever a connection attempt or a
- * connection fails, malformed server bytes included.
+ * before sending and rejects with a {@link ZooKeeperError}. Its events are {@link ClientEvents}.
  */
-export class ZooKeeperClient extends EventEmitter {
+export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly session: Session;
   private readonly chrootMap: Chroot;
   private readonly watches: WatchManager;
-  private readonly renewExpiredSession: boolean;
+  private readonly stateListeners = new StateListeners();
+  /** The last connection failure since the session was last connected: why a wait for it timed out. */
+  private lastFailure: Error | undefined;
   private readonly requestTimeout: number;
 
   constructor(connectString: string, options: ClientOptions = {}) {
@@ -131,34 +172,51 @@ export class ZooKeeperClient extends EventEmitter {
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
-    this.renewExpiredSession = options.renewExpiredSession ?? true;
     this.requestTimeout = checkDuration(options.requestTimeout ?? 20000, 'requestTimeout');
     const sessionTimeout = checkDuration(options.sessionTimeout ?? 15000, 'sessionTimeout');
     this.session = new Session({
       hosts,
       sessionTimeout,
       requestTimeout: this.requestTimeout,
-      renewExpiredSession: this.renewExpiredSession,
+      renewExpiredSession: options.renewExpiredSession ?? true,
       readOnly: options.readOnly ?? false,
       tls: options.tls === true ? {} : options.tls || undefined,
-      maxFrameBytes: options.maxFrameBytes,
       maxInFlight: checkLimit(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 'maxInFlight', 1),
       maxQueued: checkLimit(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued', 0),
+      maxRequestBytes: checkFrameLimit(options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 'maxRequestBytes'),
+      maxReplyBytes: checkFrameLimit(options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, 'maxReplyBytes'),
     });
     this.session.setWatchProvider(() => this.watches.registrations());
     this.session.on('notification', (event: WatcherEvent) => this.watches.dispatch(event));
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
+      if (event === 'connected' || event === 'reconnected') this.lastFailure = undefined;
+      this.stateListeners.dispatch(event, reason);
       this.notify('state', event, reason);
-      this.notify(event, reason);
+      // The session gives a reason with these two always, with closed when it closed by itself, and with no other.
+      if (event === 'suspended' || event === 'expired') this.notify(event, reason!);
+      else if (event === 'closed') this.notify(event, reason);
+      else this.notify(event);
     });
-    this.session.on('connectionError', (reason: unknown) => this.notify('connectionError', reason));
-    this.session.on('authFailed', (reason: unknown) => this.notify('authFailed', reason));
+    this.session.on('connectionError', (reason: unknown) => {
+      // Whatever the connection loop caught: an Error but for a throw of something else.
+      this.lastFailure = reason instanceof Error ? reason : new Error(String(reason));
+      this.notify('connectionError', this.lastFailure);
+    });
+    this.session.on('authFailed', (reason: ZooKeeperError) => {
+      this.lastFailure = reason;
+      this.notify('authFailed', reason);
+    });
     for (const { scheme, auth } of options.auth ?? []) void this.addAuth(scheme, auth).catch(() => undefined);
   }
 
-  /** Creates a client and waits until its session is established (bounded by `timeout`, default the request timeout). */
+  /**
+   * Creates a client and waits until its session is established and the server accepted the
+   * `auth` credentials (bounded by `timeout`, default the request timeout). Rejects with AUTHFAILED,
+   * the client closed, when the server refuses them. A TIMEOUT has the last connection failure as
+   * its `cause`: refused, DNS, TLS.
+   */
   static async connect(connectString: string, options: ClientOptions & CallOptions = {}): Promise<ZooKeeperClient> {
     const client = new ZooKeeperClient(connectString, options);
     try {
@@ -205,6 +263,7 @@ export class ZooKeeperClient extends EventEmitter {
     return this.session.server;
   }
 
+  /** True while the session is a provisional one of a read-only server (writes fail with NOTREADONLY). */
   get readOnly(): boolean {
     return this.session.readOnly;
   }
@@ -229,32 +288,67 @@ export class ZooKeeperClient extends EventEmitter {
     return this.session.liveness.sentAt + this.session.negotiatedTimeout;
   }
 
-  /** Resolves once connected (at once if already); rejects on close, terminal expiry, abort or timeout (default: the request timeout). */
-  waitForConnected(options: CallOptions = {}): Promise<void> {
-    if (this.session.isConnected) return Promise.resolve();
+  /**
+   * Calls `listener` on every state change from now on (with the reason for `suspended` and
+   * `expired`), before the `state` event's listeners; returns the unsubscribe. However many
+   * subscribe, the client listens to its session once: thousands of them (a lease each) trip
+   * no leak warning. A listener that throws costs the client nothing: its error is rethrown on
+   * its own.
+   */
+  onState(listener: StateListener): () => void {
+    return this.stateListeners.add(listener);
+  }
+
+  /**
+   * The state changes from now on, as an async iterable:
+   * `for await (const { event, reason } of client.states({ signal })) ...`. It ends after
+   * `closed` (at once on a closed client), when `signal` aborts, or when the loop is left. A
+   * consumer more than 64 changes behind loses the oldest ones; `client.state` is always current.
+   */
+  states(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<StateChange> {
+    return new StateChanges(this.state === 'closed' ? undefined : (listener) => this.onState(listener), options.signal);
+  }
+
+  /**
+   * Resolves once connected (at once if already), or, given `session`, once that session is over.
+   * Rejects at once when no session can come any more (CLOSED, or AUTHFAILED when the client
+   * closed because the server refused its credentials; SESSIONEXPIRED when the client does not
+   * renew expired sessions), and on abort or timeout (default: the request timeout),
+   * a TIMEOUT with the last connection failure since the session was last connected as `cause`.
+   * The one wait for the session, the recipes' included.
+   */
+  waitForConnected(options: WaitForConnectedOptions = {}): Promise<void> {
+    const { session, signal } = options;
+    if (this.session.isConnected || (session !== undefined && this.sessionId !== session)) return Promise.resolve();
     return new Promise((resolve, reject) => {
+      // Thrown in the executor, so it rejects before any timer or listener exists.
+      const timeout = options.timeout === Infinity ? undefined : checkDuration(options.timeout ?? this.requestTimeout, 'timeout', { op: 'waitForConnected' });
+      const ended = this.noSessionToCome();
+      if (ended) return reject(ended);
+      if (signal?.aborted) return reject(waitAborted(signal));
       const finish = (error?: ZooKeeperError): void => {
         clearTimeout(timer);
-        this.off('state', onState);
-        options.signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
         if (error) reject(error);
         else resolve();
       };
-      const onState = (event: SessionEvent, reason?: ZooKeeperError): void => {
-        if (event === 'connected' || event === 'reconnected') finish();
-        else if (event === 'closed') finish(new ZooKeeperError('CLOSED', 'client closed while connecting'));
-        else if (event === 'expired' && !this.renewExpiredSession) finish(reason);
-      };
-      const onAbort = (): void => finish(new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: options.signal?.reason }));
-      // Thrown in the executor, so it rejects before any timer or listener exists.
-      const timeout = options.timeout === undefined ? this.requestTimeout : checkDuration(options.timeout, 'timeout', { op: 'waitForConnected' });
-      const timer = setTimeout(() => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`)), timeout);
-      if (options.signal?.aborted) return onAbort();
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      this.on('state', onState);
-      if (this.state === 'closed') finish(new ZooKeeperError('CLOSED', 'client is closed'));
-      else if (this.terminated) finish(new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it', { zkCode: -112 }));
+      const unsubscribe = this.onState((event, reason) => {
+        if (event === 'connected' || event === 'reconnected' || (event === 'expired' && session !== undefined)) finish();
+        else if (event === 'closed' || (event === 'expired' && this.terminated)) finish(reason ?? this.noSessionToCome());
+      });
+      const onAbort = (): void => finish(waitAborted(signal!));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const timedOut = (): void => finish(new ZooKeeperError('TIMEOUT', `not connected within ${timeout} ms`, { cause: this.lastFailure }));
+      const timer = timeout === undefined ? undefined : setTimeout(timedOut, timeout);
     });
+  }
+
+  /** Why waiting for a session is pointless, if it is: the client is closed, or its session expired for good. */
+  private noSessionToCome(): ZooKeeperError | undefined {
+    if (this.closing) return this.session.closeReason ?? new ZooKeeperError('CLOSED', 'client is closed');
+    if (this.terminated) return new ZooKeeperError('SESSIONEXPIRED', 'the session expired and the client does not renew it');
+    return undefined;
   }
 
   // ---- operations ----
@@ -290,14 +384,14 @@ export class ZooKeeperClient extends EventEmitter {
       const server = this.serverPath(path, 'exists');
       const watch = options.watch;
       // The session answers NONODE with null, building no error to catch.
-      return this.watchedRequest<Stat | null>('data', watch, existsWatchKind, {
+      return this.watchedRequest<Stat | null>('data', watch, existsWatchKind, (setWatch) => ({
         type: OpCode.exists,
         op: 'exists',
         path,
-        write: (w) => writePathWatch(w, server, watch !== undefined),
+        write: (w) => writePathWatch(w, server, setWatch),
         read: readStat,
         ...bounds(options),
-      });
+      }));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -308,14 +402,14 @@ export class ZooKeeperClient extends EventEmitter {
     try {
       const server = this.serverPath(path, 'getData');
       const watch = options.watch;
-      return this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), {
+      return this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), (setWatch) => ({
         type: OpCode.getData,
         op: 'getData',
         path,
-        write: (w) => writePathWatch(w, server, watch !== undefined),
+        write: (w) => writePathWatch(w, server, setWatch),
         read: readDataResult,
         ...bounds(options),
-      });
+      }));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -338,14 +432,14 @@ export class ZooKeeperClient extends EventEmitter {
   async getChildren(path: string, options: WatchOptions = {}): Promise<ChildrenStat> {
     const server = this.serverPath(path, 'getChildren');
     const watch = options.watch;
-    return this.watchedRequest('child', watch, (err) => (err === 0 ? 'child' : undefined), {
+    return this.watchedRequest('child', watch, (err) => (err === 0 ? 'child' : undefined), (setWatch) => ({
       type: OpCode.getChildren2,
       op: 'getChildren',
       path,
-      write: (w) => writePathWatch(w, server, watch !== undefined),
+      write: (w) => writePathWatch(w, server, setWatch),
       read: readChildren2,
       ...bounds(options),
-    });
+    }));
   }
 
   async getACL(path: string, options: CallOptions = {}): Promise<AclStat> {
@@ -389,48 +483,67 @@ export class ZooKeeperClient extends EventEmitter {
     });
   }
 
-  /** A persistent watch on `path` (and, with `recursive`, every node below it). */
-  async addWatch(path: string, options: CallOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
+  /**
+   * A persistent watch on `path` (and, with `recursive`, every node below it). One-shot watches
+   * on the same path are then served by it, without a server watch of their own (see WatchManager).
+   */
+  async addWatch(path: string, options: CallOptions & PersistentWatchOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
     const server = this.serverPath(path, 'addWatch');
     const recursive = options.recursive ?? false;
     if (this.watches.hasOtherMode(path, recursive)) {
       throw new ZooKeeperError('INVALID_ARGUMENT', 'the server keeps one persistent watch mode per path and session: remove the other mode first', { op: 'addWatch', path });
     }
-    const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w));
-    await this.session.request({
-      type: OpCode.addWatch,
-      op: 'addWatch',
-      path,
-      write: (w) => writePathInt(w, server, recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent),
-      onReply: (err) => {
-        if (err === 0) this.watches.addPersistent(watch);
-      },
-      ...bounds(options),
-    });
+    const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w), options);
+    const spec = bounds(options);
+    this.watches.adding(watch);
+    try {
+      await this.session.request({
+        type: OpCode.addWatch,
+        op: 'addWatch',
+        path,
+        write: (w) => writePathInt(w, server, recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent),
+        onReply: (err) => {
+          if (err === 0) this.watches.added(watch);
+        },
+        ...spec,
+      });
+    } catch (error) {
+      // A request that timed out or was aborted after it was sent may still be applied.
+      if (this.watches.drop(watch)) this.clearServerWatches(path, recursive).catch(() => undefined);
+      throw error;
+    }
     return watch;
   }
 
   private async removePersistentWatch(watch: PersistentWatch): Promise<void> {
-    if (!this.watches.removePersistent(watch)) return;
-    try {
-      await this.removeServerWatch(watch.path, watch.recursive ? WatcherType.persistentRecursive : WatcherType.persistent);
-    } catch (error) {
-      // Servers before 3.9 know only the children/data/any types: remove everything on the path,
-      // then set again the one-shot watches that must survive.
-      if (!(error instanceof ZooKeeperError) || error.code !== 'MARSHALLINGERROR') throw error;
-      await this.removeServerWatch(watch.path, WatcherType.any);
-      await this.rearmOneShot(watch.path);
-    }
+    if (this.watches.drop(watch)) await this.clearServerWatches(watch.path, watch.recursive);
   }
 
-  /** Sets again the one-shot watches on `path` that are registered, or that requests sent before the removal are setting. */
-  private async rearmOneShot(path: string): Promise<void> {
+  /**
+   * Ends this session's persistent registration of `path` on the server and keeps its one-shot
+   * watches. Those the persistent watch served get a server watch first, while the persistent
+   * registration still reports every event, so that none falls between the two. Then the
+   * persistent type is removed (a 3.9+ server), and the one-shot classes nobody wants: on a 3.8
+   * server, which knows no persistent type (MARSHALLINGERROR), that removes the persistent
+   * registration, and on 3.9+ a one-shot registration left beside it. All go out at once, so no
+   * request this client makes later can come between them.
+   */
+  private async clearServerWatches(path: string, recursive: boolean): Promise<void> {
+    const wanted = this.watches.classesWanted(path);
+    await Promise.all([
+      ...wanted.map((watchClass) => this.rearmOneShot(path, watchClass)),
+      this.removeServerWatch(path, recursive ? WatcherType.persistentRecursive : WatcherType.persistent),
+      ...WATCH_CLASSES.filter((watchClass) => !wanted.includes(watchClass)).map((watchClass) => this.removeServerWatch(path, REMOVE_TYPE[watchClass])),
+    ]);
+  }
+
+  /** Sets again a one-shot watch of `watchClass` on `path`, for the watchers registered or being registered by requests in flight. */
+  private rearmOneShot(path: string, watchClass: WatchClass): Promise<unknown> {
     const server = this.chrootMap.toServer(path);
     // exists sets a watch whether or not the node exists; getChildren on a vanished node fails,
     // and then its child watchers already had (or will have) their deletion event.
-    const rearm = (type: number): Promise<unknown> =>
-      this.session.request({ type, op: 'rearmWatch', path, write: (w) => writePathWatch(w, server, true) }).catch(() => undefined);
-    await Promise.all(this.watches.classesWanted(path).map((watchClass) => rearm(watchClass === 'data' ? OpCode.exists : OpCode.getChildren)));
+    const type = watchClass === 'data' ? OpCode.exists : OpCode.getChildren;
+    return this.session.request({ type, op: 'rearmWatch', path, write: (w) => writePathWatch(w, server, true) }).catch(() => undefined);
   }
 
   /**
@@ -452,8 +565,10 @@ export class ZooKeeperClient extends EventEmitter {
     try {
       await this.session.request({ type: OpCode.removeWatches, op: 'removeWatches', path, write: (w) => writePathInt(w, server, type), ...bounds(options) });
     } catch (error) {
-      // NOWATCHER: the watch already fired or went with the session; CONNECTIONLOSS: not re-registered after a reconnect.
-      if (!(error instanceof ZooKeeperError) || !['NOWATCHER', 'CONNECTIONLOSS', 'CLOSED', 'SESSIONEXPIRED'].includes(error.code)) throw error;
+      // NOWATCHER: the watch already fired or went with the session; CONNECTIONLOSS: not re-registered after a reconnect;
+      // MARSHALLINGERROR: a persistent type, which servers before 3.9 do not know (see clearServerWatches).
+      const ignored = ['NOWATCHER', 'CONNECTIONLOSS', 'CLOSED', 'SESSIONEXPIRED', ...(type >= WatcherType.persistent ? ['MARSHALLINGERROR'] : [])];
+      if (!(error instanceof ZooKeeperError) || !ignored.includes(error.code)) throw error;
     }
   }
 
@@ -498,7 +613,7 @@ export class ZooKeeperClient extends EventEmitter {
         if (error.code === 'NONODE') {
           if (level === 0) throw this.missingRoot(path);
           if (parentSeen && ++vanished > MAX_VANISHED_PARENTS) {
-            throw new ZooKeeperError('NONODE', `parents were deleted ${vanished} times while being created`, { zkCode: ErrorCode.NO_NODE, op: 'ensurePath', path });
+            throw new ZooKeeperError('NONODE', `parents were deleted ${vanished} times while being created`, { op: 'ensurePath', path });
           }
           parentSeen = false;
           level--;
@@ -516,10 +631,19 @@ export class ZooKeeperClient extends EventEmitter {
     const message = chroot
       ? `the chroot ${chroot} of the connect string does not exist: create it (connected without the chroot) or fix the connect string`
       : 'the server reports the root missing';
-    return new ZooKeeperError(chroot ? 'CHROOT_MISSING' : 'NONODE', message, { zkCode: ErrorCode.NO_NODE, op: 'ensurePath', path });
+    return new ZooKeeperError(chroot ? 'CHROOT_MISSING' : 'NONODE', message, { zkCode: ZK_ERROR.NONODE, op: 'ensurePath', path });
   }
 
-  /** Adds an identity to the session (kept across reconnects); resolves once a server accepted it. */
+  /**
+   * Adds an identity to the session (kept across reconnects); resolves once a server accepted it.
+   * `digest` never fails: a wrong password is just another identity, refused later by ACLs
+   * (NOAUTH). A credential the server refuses (an unknown scheme, `x509` without a client
+   * certificate) rejects with AUTHFAILED and ends the client, as in Java (the server closes the
+   * connection and would refuse it again): requests waiting or in flight fail with AUTHFAILED
+   * (one sent before the credential may have run), `authFailed` then `closed` (reason AUTHFAILED)
+   * are emitted, without `suspended`, and the session is ended on the server over a connection of
+   * its own, so its ephemeral nodes go at once; `close()` resolves once that is done.
+   */
   addAuth(scheme: string, auth: string | Uint8Array): Promise<void> {
     return this.session.addAuth(scheme, Buffer.from(typeof auth === 'string' ? Buffer.from(auth, 'utf8') : auth));
   }
@@ -535,21 +659,10 @@ export class ZooKeeperClient extends EventEmitter {
 
   // ---- helpers ----
 
-  /**
-   * Emits to the application's listeners one by one. These calls run inside the session's frame
-   * and reconnect loops: a throwing listener must cost the other listeners nothing, and the
-   * session nothing. Its error is rethrown on its own, as any callback's would be (see callWatcher).
-   */
-  private notify(event: string, ...args: unknown[]): void {
-    for (const listener of this.rawListeners(event) as ((...a: unknown[]) => void)[]) {
-      try {
-        listener.apply(this, args);
-      } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
-      }
-    }
+  /** Emits to the application's listeners one by one, each isolated from the others (see callListener). */
+  private notify<E extends keyof ClientEvents>(event: E, ...args: ClientEvents[E]): void {
+    // rawListeners types each listener for its own event; they are all this event's.
+    for (const listener of this.rawListeners(event) as ((...a: ClientEvents[E]) => void)[]) callListener(listener, args, this);
   }
 
   private serverPath(path: string, op: string): string {
@@ -561,33 +674,60 @@ export class ZooKeeperClient extends EventEmitter {
   }
 
   /**
-   * Sends a read that sets a one-shot watch for `watcher` (without one, a plain read). Until its
-   * reply, or its failure without one, the request counts as in flight for removeWatcher; `kindOf`
-   * tells which watch the reply's error code says the server set (none: no watch).
+   * Sends a read that sets a one-shot watch for `watcher` (without one, a plain read); `build`
+   * makes the request, with or without a server watch. Until its reply, or its failure without
+   * one, the request counts as in flight for removeWatcher; `kindOf` tells which watch the reply's
+   * error code says the server set (none: no watch). A read a persistent watch was to serve is
+   * sent again, with a server watch, when that watch's addWatch failed; within the same bounds.
    */
-  private watchedRequest<T>(watchClass: WatchClass, watcher: Watcher | undefined, kindOf: (err: number) => WatchKind | undefined, spec: RequestSpec<T>): Promise<T> {
-    if (!watcher) return this.session.request(spec);
-    const path = spec.path!;
-    const request = this.watches.begin(watchClass, path, watcher);
-    const end = (kind: WatchKind | undefined): void => {
-      // The server watch nobody wants any more, kept for this request: it goes after the request, in order.
-      if (this.watches.end(request, kind)) this.removeServerWatch(path, REMOVE_TYPE[watchClass]).catch(() => undefined);
+  private watchedRequest<T>(watchClass: WatchClass, watcher: Watcher | undefined, kindOf: (err: number) => WatchKind | undefined, build: (setWatch: boolean) => RequestSpec<T>): Promise<T> {
+    if (!watcher) return this.session.request(build(false));
+    const { path, op, timeout } = build(true);
+    const endAt = timeout === undefined ? undefined : performance.now() + timeout;
+    const send = (left: number | undefined): Promise<T> => {
+      const request = this.watches.begin(watchClass, path!, watcher);
+      let again: Promise<T> | undefined;
+      const end = (kind: WatchKind | undefined): void => {
+        // The server watch nobody wants any more, kept for this request: it goes after the request, in order.
+        if (this.watches.end(request, kind)) this.removeServerWatch(path!, REMOVE_TYPE[watchClass]).catch(() => undefined);
+      };
+      const onReply = (err: number): void => {
+        end(kindOf(err));
+        // At once: removeWatcher must find the watcher in flight all along.
+        if (request.resend) again = sendAgain();
+      };
+      const reply = this.session.request({ ...build(!request.clientSide), timeout: left, onReply });
+      // Failed without a reply (timeout, abort, connection loss, close): its watcher will never be registered.
+      reply.catch(() => end(undefined));
+      return reply.then(
+        (result) => again ?? result,
+        (error: unknown) => {
+          if (again) return again;
+          throw error;
+        },
+      );
     };
-    const reply = this.session.request({ ...spec, onReply: (err) => end(kindOf(err)) });
-    // Failed without a reply (timeout, abort, connection loss, close): its watcher will never be registered.
-    reply.catch(() => end(undefined));
-    return reply;
+    const sendAgain = (): Promise<T> => {
+      const left = endAt === undefined ? undefined : Math.floor(endAt - performance.now());
+      if (left !== undefined && left < 1) return Promise.reject(new ZooKeeperError('TIMEOUT', `no reply within ${timeout} ms`, { op, path }));
+      return send(left);
+    };
+    return send(timeout);
   }
 }
 
 /** exists sets a watch whether or not the node exists: on a missing one it waits for the creation. */
 function existsWatchKind(err: number): WatchKind | undefined {
-  return err === 0 ? 'data' : err === ErrorCode.NO_NODE ? 'exist' : undefined;
+  return err === 0 ? 'data' : err === ZK_ERROR.NONODE ? 'exist' : undefined;
 }
 
 /** getData's reply: a node without data (null on the wire) reads as an empty buffer. */
 function readDataResult(r: Reader): DataResult {
   return { data: r.buffer() ?? EMPTY, stat: readStat(r) };
+}
+
+function waitAborted(signal: AbortSignal): ZooKeeperError {
+  return new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: signal.reason });
 }
 
 function bounds(options: CallOptions): { signal?: AbortSignal | undefined; timeout?: number | undefined } {

@@ -1,4 +1,4 @@
-import type { ACL, MultiOp, RawOpResult, Stat } from '../protocol/index.js';
+import type { ACL, MultiOp, RawOpResult, ServerErrorCode, Stat } from '../protocol/index.js';
 import { OpCode, ZooKeeperError, errorName } from '../protocol/index.js';
 import { OPEN_ACL_UNSAFE } from './acl.js';
 import type { CreateMode } from './create-mode.js';
@@ -28,7 +28,7 @@ export class MultiError extends ZooKeeperError {
     readonly failedIndex: number,
     readonly failedOp: Op,
     /** Each op's code: OK before the failure, the failure's code, RUNTIMEINCONSISTENCY after it. */
-    readonly codes: string[],
+    readonly codes: ServerErrorCode[],
   ) {
     super(errorName(zkCode), `transaction failed at op ${failedIndex} (${failedOp.op})`, { zkCode, op: 'multi', path: failedOp.path });
     this.name = 'MultiError';

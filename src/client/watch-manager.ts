@@ -4,6 +4,7 @@ import type { Chroot } from './paths.js';
 import { parentOf } from './paths.js';
 import type { PersistentWatch } from './persistent-watch.js';
 import type { WatchEvent, WatchEventType, Watcher } from './watch-event.js';
+import { callListener } from './call-listener.js';
 import { eventTypeName } from './watch-event.js';
 
 export type WatchKind = 'data' | 'exist' | 'child';
@@ -23,12 +24,18 @@ export interface WatchInFlight {
   readonly watchClass: WatchClass;
   readonly path: string;
   readonly watcher: Watcher;
+  /** A persistent watch of this session on the path serves the watcher: the request must not set a server watch. */
+  readonly clientSide: boolean;
+  /** The addWatch requests in flight whose registration the client-side service relies on; none when a registered watch covers the path. */
+  readonly relyingOn: readonly PersistentWatch[];
   /** removeWatcher was called for this watcher meanwhile: its reply registers nothing. */
   cancelled: boolean;
+  /** None of the addWatch requests it relied on was answered: its reply registered nothing, and it must be sent again, setting a server watch. */
+  resend: boolean;
 }
 
+export const WATCH_CLASSES = ['data', 'child'] as const;
 const KINDS = ['data', 'exist', 'child'] as const;
-const CLASSES = ['data', 'child'] as const;
 
 /**
  * Local watch registrations. The server keeps one watch per (session, path, kind); this fans each
@@ -37,6 +44,20 @@ const CLASSES = ['data', 'child'] as const;
  * It also decides when the server's watch may be removed: a watcher is registered only when its
  * request's reply arrives, so removing the server watch while another request setting it is in
  * flight would leave that request's watcher registered on a watch the server no longer has.
+ *
+ * One-shot watches on a path this session watches persistently are served here, from the
+ * persistent watch's events, and never set or removed on the server. A 3.8 server keeps one mode
+ * per (connection, path) in each of its data and child watch tables (WatcherModeManager, the
+ * ZOOKEEPER-4466 bug, fixed in 3.9.0): a one-shot watch set there turns the persistent
+ * registration into a one-shot one that the next event ends, and removeWatches removes the entry
+ * whole. The persistent watch delivers every event a one-shot watch on its path waits for:
+ * created, deleted and dataChanged on the path itself, childrenChanged from a non-recursive one;
+ * a recursive one reports children as their creation and deletion, which dispatch turns into the
+ * parent's childrenChanged. So the read is sent without a watch, and the watcher is registered
+ * here when its reply arrives, as a server watch would be: the server sends the notifications of
+ * writes it applied before the read ahead of the reply, those after it behind it. A one-shot
+ * watch set on the server before the persistent watch is served the same way from then on: the
+ * addWatch replaces its registration on a 3.8 server (and sits beside it on 3.9+).
  */
 export class WatchManager {
   private readonly oneShot: Record<WatchKind, Map<string, Set<Watcher>>> = {
@@ -49,12 +70,22 @@ export class WatchManager {
   private readonly owed: Record<WatchClass, Set<string>> = { data: new Set(), child: new Set() };
   private readonly persistent = new Map<string, Set<PersistentWatch>>();
   private readonly recursive = new Map<string, Set<PersistentWatch>>();
+  /** Persistent watches whose addWatch is in flight: the server registers them before it reads any request sent later. */
+  private readonly addsInFlight = new Map<string, Set<PersistentWatch>>();
+  /** Persistent watches whose addWatch was answered. */
+  private readonly answered = new WeakSet<PersistentWatch>();
 
   constructor(private readonly chroot: Chroot) {}
 
-  /** A request that sets a watch of `watchClass` on `path` is being sent. */
+  /**
+   * A request that sets a watch of `watchClass` on `path` for `watcher` is being sent. With a
+   * persistent watch on the path, registered or being added (the server reads the addWatch
+   * first), it is `clientSide`: it must not ask the server for a watch.
+   */
   begin(watchClass: WatchClass, path: string, watcher: Watcher): WatchInFlight {
-    const request: WatchInFlight = { watchClass, path, watcher, cancelled: false };
+    const registered = this.persistent.has(path) || this.recursive.has(path);
+    const relyingOn = registered ? [] : [...(this.addsInFlight.get(path) ?? [])];
+    const request: WatchInFlight = { watchClass, path, watcher, clientSide: registered || relyingOn.length > 0, relyingOn, cancelled: false, resend: false };
     addTo(this.inFlight[watchClass], path, request);
     return request;
   }
@@ -67,19 +98,26 @@ export class WatchManager {
     const { watchClass, path } = request;
     if (!removeFrom(this.inFlight[watchClass], path, request)) return false;
     if (kind && !request.cancelled) {
-      addTo(this.oneShot[kind], path, request.watcher);
-      this.owed[watchClass].delete(path);
-      return false;
+      // An addWatch it relied on was sent before it, so it was answered before it, unless it failed:
+      // then the server may have had no watch on the path when it read this request.
+      if (request.relyingOn.length === 0 || request.relyingOn.some((watch) => this.answered.has(watch))) {
+        addTo(this.oneShot[kind], path, request.watcher);
+        this.owed[watchClass].delete(path);
+        return false;
+      }
+      request.resend = true;
     }
     if (!this.owed[watchClass].has(path) || this.wanted(watchClass, path)) return false;
     this.owed[watchClass].delete(path);
-    return true;
+    return !this.covered(path);
   }
 
   /**
    * Removes a callback from every kind on `path`, registered or in flight; returns the classes
    * whose server watch should be removed now: nothing local needs it, and no request in flight
    * will register a watcher on it. With such a request in flight the removal waits for its end.
+   * Nothing is removed on a path a persistent watch covers: on a 3.8 server that would remove the
+   * persistent watch; its own removal takes the unwanted classes along.
    */
   remove(path: string, watcher: Watcher): WatchClass[] {
     const touched = new Set<WatchClass>();
@@ -89,7 +127,7 @@ export class WatchManager {
       if (set.size === 0) this.oneShot[kind].delete(path);
       touched.add(classOf(kind));
     }
-    for (const watchClass of CLASSES) {
+    for (const watchClass of WATCH_CLASSES) {
       for (const request of this.inFlight[watchClass].get(path) ?? []) {
         if (request.watcher !== watcher || request.cancelled) continue;
         request.cancelled = true;
@@ -97,7 +135,7 @@ export class WatchManager {
       }
     }
     return [...touched].filter((watchClass) => {
-      if (this.hasWatchers(watchClass, path)) return false;
+      if (this.hasWatchers(watchClass, path) || this.covered(path)) return false;
       if (!this.wanted(watchClass, path)) return true;
       this.owed[watchClass].add(path);
       return false;
@@ -115,25 +153,43 @@ export class WatchManager {
     return watchClass === 'child' ? this.oneShot.child.has(path) : this.oneShot.data.has(path) || this.oneShot.exist.has(path);
   }
 
-  /** The server keeps one persistent mode per (session, path): is the other mode registered on `path`? */
+  /** A persistent watch of either mode is registered on `path`, or its addWatch is in flight. */
+  private covered(path: string): boolean {
+    return this.persistent.has(path) || this.recursive.has(path) || this.addsInFlight.has(path);
+  }
+
+  /** The server keeps one persistent mode per (session, path): is the other mode registered on `path`, or being added? */
   hasOtherMode(path: string, recursive: boolean): boolean {
-    return (recursive ? this.persistent : this.recursive).has(path);
+    if ((recursive ? this.persistent : this.recursive).has(path)) return true;
+    return [...(this.addsInFlight.get(path) ?? [])].some((watch) => watch.recursive !== recursive);
   }
 
   /** The one-shot classes on `path` whose server watch is needed: registered, or being set by a request in flight. */
   classesWanted(path: string): WatchClass[] {
-    return CLASSES.filter((watchClass) => this.wanted(watchClass, path));
+    return WATCH_CLASSES.filter((watchClass) => this.wanted(watchClass, path));
   }
 
-  addPersistent(watch: PersistentWatch): void {
+  /** Its addWatch is being sent: from now on, one-shot watches on the path are served by it. */
+  adding(watch: PersistentWatch): void {
+    addTo(this.addsInFlight, watch.path, watch);
+  }
+
+  /** Its addWatch was answered: it gets the events from now on. */
+  added(watch: PersistentWatch): void {
+    removeFrom(this.addsInFlight, watch.path, watch);
+    this.answered.add(watch);
     addTo(watch.recursive ? this.recursive : this.persistent, watch.path, watch);
   }
 
-  /** True when no other local registration of the same path and mode remains. */
-  removePersistent(watch: PersistentWatch): boolean {
-    const map = watch.recursive ? this.recursive : this.persistent;
-    removeFrom(map, watch.path, watch);
-    return !map.has(watch.path);
+  /**
+   * Forgets a watch that was removed, or whose addWatch failed (which the server may still have
+   * applied). True when no other persistent watch of this client keeps the server's registration
+   * of the path: it should go.
+   */
+  drop(watch: PersistentWatch): boolean {
+    removeFrom(this.addsInFlight, watch.path, watch);
+    removeFrom(watch.recursive ? this.recursive : this.persistent, watch.path, watch);
+    return !this.covered(watch.path);
   }
 
   dispatch(raw: WatcherEvent): void {
@@ -141,21 +197,23 @@ export class WatchManager {
     const path = this.chroot.fromServer(raw.path);
     if (!type || path === undefined) return;
     const event: WatchEvent = { type, path };
-    const fire: Watcher[] = [];
-    const take = (kind: WatchKind): void => {
-      const set = this.oneShot[kind].get(path);
-      if (!set) return;
-      this.oneShot[kind].delete(path);
-      fire.push(...set);
+    const take = (kind: WatchKind, at: string): Watcher[] => {
+      const set = this.oneShot[kind].get(at);
+      this.oneShot[kind].delete(at);
+      return [...(set ?? [])];
     };
     if (raw.type === EventType.NodeChildrenChanged) {
-      take('child');
+      callOnce(take('child', path), event);
     } else {
-      take('data');
-      take('exist');
-      if (raw.type === EventType.NodeDeleted) take('child');
+      callOnce([...take('data', path), ...take('exist', path), ...(raw.type === EventType.NodeDeleted ? take('child', path) : [])], event);
     }
-    for (const watcher of new Set(fire)) callWatcher(watcher, event);
+    // A node created or deleted changed its parent's children, after every read answered before
+    // this notification: the only way a recursive watch reports that, and no later than the
+    // parent's own childrenChanged, which then finds its watchers gone.
+    if ((raw.type === EventType.NodeCreated || raw.type === EventType.NodeDeleted) && path !== '/') {
+      const parent = parentOf(path);
+      callOnce(take('child', parent), { type: 'childrenChanged', path: parent });
+    }
     for (const watch of this.persistent.get(path) ?? []) watch.deliver(event);
     // Walking up the path costs a slice per level: only when a recursive watch exists at all.
     if (this.recursive.size > 0 && raw.type !== EventType.NodeChildrenChanged) {
@@ -174,20 +232,25 @@ export class WatchManager {
         for (const watcher of set) {
           if (fired.has(watcher)) continue;
           fired.add(watcher);
-          callWatcher(watcher, { type, path });
+          callListener(watcher, [{ type, path }]);
         }
       }
       this.oneShot[kind].clear();
     }
     // Nothing left to remove on a server that forgot the session.
-    for (const watchClass of CLASSES) this.owed[watchClass].clear();
+    for (const watchClass of WATCH_CLASSES) this.owed[watchClass].clear();
     for (const map of [this.persistent, this.recursive]) {
       for (const [path, set] of map) for (const watch of set) watch.deliver({ type, path });
       map.clear();
     }
   }
 
-  /** What to re-register after a reconnect, in server paths. */
+  /**
+   * What to re-register after a reconnect, in server paths. One-shot watches a persistent watch
+   * serves are listed too: the server applies the one-shot lists first (DataTree.setWatches), so
+   * it reports a change missed while disconnected to them as it does to any one-shot watch, and
+   * then the persistent lists replace their registration on a 3.8 server.
+   */
   registrations(): WatchLists {
     const server = (map: Map<string, unknown>): string[] => [...map.keys()].map((p) => this.chroot.toServer(p));
     return {
@@ -200,18 +263,9 @@ export class WatchManager {
   }
 }
 
-/**
- * A throwing watcher must not cost the other watchers their event, nor the connection the frames
- * after this one: its error is rethrown on its own, as an uncaught exception of the caller's code.
- */
-function callWatcher(watcher: Watcher, event: WatchEvent): void {
-  try {
-    watcher(event);
-  } catch (error) {
-    queueMicrotask(() => {
-      throw error;
-    });
-  }
+/** Calls each watcher once, however many of the taken registrations were its own. */
+function callOnce(watchers: readonly Watcher[], event: WatchEvent): void {
+  for (const watcher of new Set(watchers)) callListener(watcher, [event]);
 }
 
 function addTo<T>(map: Map<string, Set<T>>, key: string, value: T): void {

@@ -1,9 +1,11 @@
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import type { DecodedFrame } from '../protocol/index.js';
 import { FrameDecoder, ZooKeeperError } from '../protocol/index.js';
 
 export interface ConnectionHandlers {
-  onFrame(body: Buffer): void;
+  /** A frame, or the head of one over the reply limit, whose body was skipped. */
+  onFrame(frame: DecodedFrame): void;
   /** Nothing has been sent for the ping interval. */
   onIdle(): void;
   /** Called once, whatever ended the connection. */
@@ -45,10 +47,10 @@ export class Connection {
   constructor(
     private readonly socket: net.Socket,
     private readonly handlers: ConnectionHandlers,
-    maxFrameBytes: number,
+    maxReplyBytes: number,
     readonly label: string,
   ) {
-    this.decoder = new FrameDecoder(maxFrameBytes);
+    this.decoder = new FrameDecoder(maxReplyBytes);
     this.released = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', (cause: Error) => this.close(lost(`socket error on ${label}`, cause)));
@@ -115,7 +117,7 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     this.lastReceivedAt = performance.now();
-    let frames: Buffer[];
+    let frames: DecodedFrame[];
     try {
       frames = this.decoder.push(chunk);
     } catch (error) {

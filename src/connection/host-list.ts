@@ -23,6 +23,12 @@ export class HostList {
     return this.hosts[this.index]!;
   }
 
+  /** Every host but `current`, in the list's order starting after it: where to look for a read/write server. */
+  others(current: HostPort): HostPort[] {
+    const at = this.hosts.indexOf(current);
+    return at < 0 ? [...this.hosts] : [...this.hosts.slice(at + 1), ...this.hosts.slice(0, at)];
+  }
+
   /** True when the last host handed out ends a full pass over the list. */
   get endOfPass(): boolean {
     return this.index === this.hosts.length - 1;

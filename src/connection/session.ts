@@ -1,14 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { WatchLists, WatcherEvent } from '../protocol/index.js';
+import type { DecodedFrame, WatchLists, WatcherEvent } from '../protocol/index.js';
 import {
   EMPTY_PASSWORD,
-  ErrorCode,
-  MAX_FRAME_BYTES,
   OpCode,
+  OversizedFrame,
   Reader,
   Writer,
   Xid,
+  ZK_ERROR,
   ZooKeeperError,
   readConnectResponse,
   readReplyHeader,
@@ -23,6 +23,8 @@ import {
 import type { HostPort } from './connect-string.js';
 import { Backlog } from './backlog.js';
 import { Connection } from './connection.js';
+import type { SessionToEnd } from './end-session.js';
+import { endSession, sendCloseSession } from './end-session.js';
 import { Fifo } from './fifo.js';
 import { HostList } from './host-list.js';
 import type { AnswerKind } from './liveness-proof.js';
@@ -30,6 +32,7 @@ import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
 import { Packet } from './packet.js';
 import { RequestQueue } from './request-queue.js';
+import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from './rw-probe.js';
 import type { TlsOptions } from './transport.js';
 import { openSocket } from './transport.js';
 
@@ -53,7 +56,10 @@ export interface SessionOptions {
   /** Accept read-only servers (a minority partition). */
   readOnly: boolean;
   tls?: TlsOptions | undefined;
-  maxFrameBytes?: number | undefined;
+  /** Longest request body sent (see ClientOptions.maxRequestBytes). */
+  maxRequestBytes: number;
+  /** Longest reply body read (see ClientOptions.maxReplyBytes). */
+  maxReplyBytes: number;
 }
 
 interface AuthEntry {
@@ -62,8 +68,14 @@ interface AuthEntry {
   waiters: { resolve: () => void; reject: (e: ZooKeeperError) => void }[];
 }
 
-/** setWatches batches stay near the Java client's 128 KiB of paths, far below the frame limit. */
+/**
+ * setWatches batches stay near the Java client's 128 KiB of paths, and within maxRequestBytes
+ * less the record's fixed part (request header 8, relative zxid 8, five vector lengths 20): a
+ * server whose jute.maxbuffer is below the batch drops the connection, and the reconnect that
+ * follows sends the same batch again.
+ */
 const SET_WATCHES_BATCH_BYTES = 128 * 1024;
+const SET_WATCHES_FIXED_BYTES = 36;
 const MAX_BACKOFF_MS = 1000;
 
 /**
@@ -87,7 +99,6 @@ export class Session extends EventEmitter {
 
   private password = EMPTY_PASSWORD;
   private readonly hosts: HostList;
-  private readonly maxFrameBytes: number;
   private connection: Connection | undefined;
   private ready = false;
   /** Requests not yet written, in order: waiting for a connection, or for room under maxInFlight. */
@@ -108,6 +119,32 @@ export class Session extends EventEmitter {
   private pingsSentAt = new Fifo<number>();
   private readonly authInfo: AuthEntry[] = [];
   private authInFlight = new Fifo<AuthEntry>();
+  /**
+   * Set on a handshake that sent credentials: the `connected`/`reconnected` event waits until the
+   * server accepted them all, so that `connected` means "usable with the identities asked for"
+   * (connect() relies on it), while requests already flow behind them.
+   */
+  private announcement: { event: SessionEvent; authDue: number } | undefined;
+  /** The session last announced `connected`: only its resumption is `reconnected`. */
+  private announced = 0n;
+  /** Why the client ended by itself (the server refused its credentials); requests are refused with it. */
+  private endReason: ZooKeeperError | undefined;
+  private target: HostPort | undefined;
+  /**
+   * The session was created by a read-only server: its id is local to that server (unknown to
+   * the ensemble), so it is never offered to another server, which would report it expired; as
+   * in Java (seenRwServerBefore), the next connection asks for a new session, and the first
+   * read/write server creates the session proper. Such a session cannot expire: it is never
+   * resumed, and it holds no ephemeral node (a read-only server refuses every write).
+   */
+  private provisional = false;
+  /** Probes for a read/write server while connected read-only; runs only while such a connection is up. */
+  private readonly seeker = new ReadWriteSeeker(
+    (host, signal) => servesReadWrite(host, PROBE_TIMEOUT_MS, this.options.tls, signal),
+    (host) => this.moveToReadWrite(host),
+  );
+  /** A read/write server the seeker found: the next connection goes there, and leaving the read-only one is no loss. */
+  private rwTarget: HostPort | undefined;
   private watchProvider: (() => WatchLists) | undefined;
   private xid = 0;
   private closing: Promise<void> | undefined;
@@ -120,7 +157,6 @@ export class Session extends EventEmitter {
   constructor(private readonly options: SessionOptions) {
     super();
     this.hosts = new HostList(options.hosts);
-    this.maxFrameBytes = options.maxFrameBytes ?? MAX_FRAME_BYTES;
     const ping = new Writer(16);
     writeRequestHeader(ping, Xid.ping, OpCode.ping);
     this.pingFrame = Buffer.from(ping.frame());
@@ -132,18 +168,24 @@ export class Session extends EventEmitter {
     this.watchProvider = provider;
   }
 
+  /** Connected, and the server accepted the credentials sent with the handshake. */
   get isConnected(): boolean {
-    return this.ready;
+    return this.ready && this.state === 'connected';
+  }
+
+  /** Set when the client closed by itself: the server refused its credentials (AUTHFAILED). */
+  get closeReason(): ZooKeeperError | undefined {
+    return this.endReason;
   }
 
   /** True once no request can succeed any more: closed or closing, or expired without renewal. */
   get isStopped(): boolean {
-    return this.state === 'closed' || this.closing !== undefined || (this.state === 'expired' && !this.options.renewExpiredSession);
+    return this.isClosing || (this.state === 'expired' && !this.options.renewExpiredSession);
   }
 
-  /** True from the moment close() is called. */
+  /** True from the moment close() is called, or the server refused the credentials. */
   get isClosing(): boolean {
-    return this.closing !== undefined || this.state === 'closed';
+    return this.closing !== undefined || this.endReason !== undefined || this.state === 'closed';
   }
 
   /** `host:port` of the server the session is connected to, if any. */
@@ -160,13 +202,15 @@ export class Session extends EventEmitter {
     writeRequestHeader(w, 0, spec.type);
     spec.write?.(w);
     const bytes = w.bodyLength;
-    if (bytes > this.maxFrameBytes) {
+    const limit = this.options.maxRequestBytes;
+    if (bytes > limit) {
       w.take(); // lets go of the buffer grown for it
       return Promise.reject(
-        new ZooKeeperError('DATA_TOO_LARGE', `request of ${bytes} bytes exceeds the frame limit of ${this.maxFrameBytes}`, {
-          op: spec.op,
-          path: spec.path,
-        }),
+        new ZooKeeperError(
+          'DATA_TOO_LARGE',
+          `request of ${bytes} bytes exceeds maxRequestBytes (${limit}); a server drops the connection of a request longer than its jute.maxbuffer`,
+          { op: spec.op, path: spec.path },
+        ),
       );
     }
     return new Promise<T>((resolve, reject) => {
@@ -192,6 +236,7 @@ export class Session extends EventEmitter {
 
   private refusal(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
     const where = { op: spec.op, path: spec.path };
+    if (this.endReason) return new ZooKeeperError(this.endReason.code, this.endReason.message, { ...where, zkCode: this.endReason.zkCode, cause: this.endReason });
     if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', where);
     if (this.state === 'expired' && !this.options.renewExpiredSession) {
       return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...where, zkCode: -112 });
@@ -268,7 +313,11 @@ export class Session extends EventEmitter {
     );
   }
 
-  /** Digest or other auth; kept and re-sent on every reconnect. Resolves when a server accepted it. */
+  /**
+   * Digest or other auth; kept and re-sent on every reconnect. Resolves when a server accepted it.
+   * A refusal (AUTHFAILED: the server closes the connection) ends the client, as in Java: see
+   * failAuthentication.
+   */
   addAuth(scheme: string, auth: Buffer): Promise<void> {
     const refused = this.refusal({ type: OpCode.auth, op: 'addAuth' });
     if (refused) return Promise.reject(refused);
@@ -305,16 +354,57 @@ export class Session extends EventEmitter {
   private onAuthReply(err: number): void {
     const entry = this.authInFlight.shift();
     if (!entry) return;
-    const waiters = entry.waiters;
-    entry.waiters = [];
-    if (err === 0) {
-      for (const w of waiters) w.resolve();
+    if (err !== 0) {
+      this.failAuthentication(entry, err);
       return;
     }
-    this.authInfo.splice(this.authInfo.indexOf(entry), 1);
-    const error = ZooKeeperError.fromServer(err, 'addAuth');
-    for (const w of waiters) w.reject(error);
+    const waiters = entry.waiters;
+    entry.waiters = [];
+    for (const w of waiters) w.resolve();
+    if (this.announcement && --this.announcement.authDue === 0) this.announce(this.announcement.event);
+  }
+
+  /**
+   * The server refused credentials: it answered AUTHFAILED and closes the connection, and every
+   * server would refuse them again (an unknown scheme, a scheme that needs what this connection
+   * lacks, such as x509 without a client certificate). Carrying on without the identity would run
+   * requests as someone else, so the client ends, as Java's goes to AUTH_FAILED: every request
+   * waiting or in flight fails with AUTHFAILED (one sent before the credentials may have run, as
+   * after a CONNECTIONLOSS; one sent after them did not: the server reads nothing more), no
+   * `suspended`, no reconnect; `authFailed`, then `closed` with the reason, are emitted at once,
+   * so a lease learns it is lost before its node can go. Then the session is ended on the server
+   * over a connection of its own (its ephemeral nodes go now, not a session timeout later);
+   * close() resolves once that is done.
+   */
+  private failAuthentication(entry: AuthEntry, err: number): void {
+    const error = new ZooKeeperError(
+      ZooKeeperError.fromServer(err).code,
+      `${this.connection ? `server ${this.connection.label}` : 'the server'} refused the credentials for scheme "${entry.scheme}" and closed the connection; the client is closed`,
+      { zkCode: err, op: 'addAuth' },
+    );
+    this.endReason = error;
+    this.closing = this.endAfterAuthFailure(error);
+  }
+
+  private async endAfterAuthFailure(error: ZooKeeperError): Promise<void> {
+    clearTimeout(this.expiryTimer);
+    this.announcement = undefined;
+    // Failed before the connection closes, which would fail them with CONNECTIONLOSS instead.
+    this.failAll(error);
+    this.rejectAuthWaiters(error);
+    // A provisional session holds no ephemeral node, and only its read-only server knows it.
+    const session: SessionToEnd | undefined =
+      this.sessionId === 0n || this.provisional ? undefined : { id: this.sessionId, password: this.password, lastZxid: this.lastZxid, timeout: this.options.sessionTimeout };
+    const connection = this.connection;
+    connection?.close(error);
+    this.state = 'closed';
     this.emit('authFailed', error);
+    this.emit('state', 'closed', error);
+    this.emit('closed', error);
+    await connection?.released;
+    if (session && this.target) {
+      await endSession(this.target, session, { tls: this.options.tls, maxReplyBytes: this.options.maxReplyBytes, timeoutMs: this.connectTimeout() });
+    }
   }
 
   // ---- the connection loop ----
@@ -324,7 +414,9 @@ export class Session extends EventEmitter {
     while (!this.isStopped) {
       let established = false;
       try {
-        established = await this.connectOnce(this.hosts.next());
+        const target = this.rwTarget ?? this.hosts.next();
+        this.rwTarget = undefined;
+        established = await this.connectOnce(target);
       } catch (error) {
         // Nothing may end this loop but close or a terminal expiry: a failure here would otherwise
         // be an unhandled rejection no caller can catch. Report it and try again after a back-off.
@@ -375,17 +467,18 @@ export class Session extends EventEmitter {
       return false;
     }
     const requestedSession = this.sessionId;
+    const offered = this.provisional ? 0n : this.sessionId;
     return new Promise<boolean>((resolve) => {
       let established = false;
       let closingStale = false;
       const connection = new Connection(
         socket,
         {
-          onFrame: (body) => {
-            if (established) this.onFrame(body);
+          onFrame: (frame) => {
+            if (established) this.onFrame(frame);
             else if (closingStale) connection.close(new ZooKeeperError('CONNECTIONLOSS', 'stale session closed', { zkCode: -4 }));
             else {
-              const outcome = this.onHandshake(connection, body, requestedSession);
+              const outcome = this.onHandshake(connection, frame, requestedSession, offered);
               established = outcome === 'ready';
               closingStale = outcome === 'closingStale';
             }
@@ -397,17 +490,18 @@ export class Session extends EventEmitter {
             resolve(established);
           },
         },
-        this.maxFrameBytes,
+        this.options.maxReplyBytes,
         `${target.host}:${target.port}`,
       );
       this.connection = connection;
+      this.target = target;
       connection.setDeadline(this.connectTimeout(), 'session handshake');
       const w = new Writer(64);
       writeConnectRequest(w, {
         lastZxidSeen: this.lastZxid,
         timeout: this.options.sessionTimeout,
-        sessionId: this.sessionId,
-        password: this.password,
+        sessionId: offered,
+        password: offered === 0n ? EMPTY_PASSWORD : this.password,
         readOnly: this.options.readOnly,
       });
       connection.send(w.frame());
@@ -415,14 +509,17 @@ export class Session extends EventEmitter {
   }
 
   /** Handles the ConnectResponse; true when the session is now usable on this connection. */
-  private onHandshake(connection: Connection, body: Buffer, requestedSession: bigint): 'ready' | 'closingStale' | 'failed' {
-    const response = readConnectResponse(new Reader(body));
+  private onHandshake(connection: Connection, frame: DecodedFrame, requestedSession: bigint, offered: bigint): 'ready' | 'closingStale' | 'failed' {
+    if (frame instanceof OversizedFrame) throw new ZooKeeperError('PROTOCOL_ERROR', `handshake reply of ${frame.length} bytes (a real one has about 40)`);
+    const refusal = frame.length === REPLY_HEADER_BYTES ? readReplyHeader(new Reader(frame)).err : 0;
+    if (refusal !== 0) throw handshakeRefusal(connection, refusal);
+    const response = readConnectResponse(new Reader(frame));
     if (requestedSession !== this.sessionId) {
       // We gave that session up (expired locally) while this handshake was on its way: taking it
       // back as a "new" session would revive its ephemeral nodes, which the recipes consider
       // gone. Close it on the server so they go at once, and start over with a fresh session.
       if (response.timeout > 0 && response.sessionId === requestedSession) {
-        this.closeStaleSession(connection);
+        sendCloseSession(connection, this.connectTimeout());
         return 'closingStale';
       }
       connection.close(new ZooKeeperError('CONNECTIONLOSS', 'handshake for a session given up meanwhile', { zkCode: -4 }));
@@ -433,7 +530,14 @@ export class Session extends EventEmitter {
       connection.close(new ZooKeeperError('CONNECTIONLOSS', 'session expired', { zkCode: -4 }));
       return 'failed';
     }
-    const resumed = this.sessionId !== 0n && response.sessionId === this.sessionId;
+    const resumed = offered !== 0n && response.sessionId === offered;
+    // Only a session the application was told about is "reconnected" (one whose first handshake
+    // lost its connection before the credentials were answered never was). A new session that
+    // replaces a provisional one is `connected`, never `expired`: nothing of it is lost.
+    const event = resumed && offered === this.announced ? 'reconnected' : 'connected';
+    // The application's watches outlive a provisional session (as in Java, which re-sends them whatever the session).
+    const keepsWatches = resumed || this.provisional;
+    this.provisional = response.readOnly && !resumed;
     this.sessionId = response.sessionId;
     this.password = response.password;
     this.negotiatedTimeout = response.timeout;
@@ -444,28 +548,43 @@ export class Session extends EventEmitter {
 
     // Auth and watches go before anything queued, so queued requests run with the session's identity and watches.
     for (const entry of this.authInfo) this.sendAuth(connection, entry);
-    if (resumed) this.sendSetWatches(connection);
+    if (keepsWatches) this.sendSetWatches(connection);
     this.ready = true;
     this.disconnectedAt = undefined;
     clearTimeout(this.waitTimer);
     this.waitTimer = undefined;
     this.pump();
-    this.setState('connected', resumed ? 'reconnected' : 'connected');
+    if (this.authInfo.length === 0) this.announce(event);
+    else this.announcement = { event, authDue: this.authInfo.length };
     return 'ready';
   }
 
-  /** Ends a session we no longer use: closeSession, then drop the connection once it is answered (or at the deadline). */
-  private closeStaleSession(connection: Connection): void {
-    const w = new Writer(16);
-    writeRequestHeader(w, 1, OpCode.closeSession);
-    connection.setDeadline(this.connectTimeout(), 'closing a stale session');
-    connection.send(w.frame());
+  private announce(event: SessionEvent): void {
+    this.announcement = undefined;
+    this.announced = this.sessionId;
+    this.setState('connected', event);
+    if (this.readOnly && this.connection && this.target) this.seeker.start(this.hosts.others(this.target));
+  }
+
+  /**
+   * The seeker found a read/write server: leave the read-only one for it (as Java's
+   * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests in
+   * flight on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
+   */
+  private moveToReadWrite(host: HostPort): void {
+    const connection = this.connection;
+    if (!connection || !this.ready || !this.readOnly || this.isStopped) return;
+    this.rwTarget = host;
+    connection.close(
+      new ZooKeeperError('CONNECTIONLOSS', `leaving read-only server ${connection.label} for read/write server ${host.host}:${host.port}`, { zkCode: -4 }),
+    );
   }
 
   private sendSetWatches(connection: Connection): void {
     const lists = this.watchProvider?.();
     if (!lists) return;
     const kinds = ['data', 'exist', 'child', 'persistent', 'persistentRecursive'] as const;
+    const budget = Math.min(SET_WATCHES_BATCH_BYTES, this.options.maxRequestBytes - SET_WATCHES_FIXED_BYTES);
     let batch = emptyLists();
     let bytes = 0;
     const flush = (): void => {
@@ -479,7 +598,7 @@ export class Session extends EventEmitter {
     for (const kind of kinds) {
       for (const path of lists[kind]) {
         const size = Buffer.byteLength(path) + 4;
-        if (bytes > 0 && bytes + size > SET_WATCHES_BATCH_BYTES) flush();
+        if (bytes > 0 && bytes + size > budget) flush();
         batch[kind].push(path);
         bytes += size;
       }
@@ -493,8 +612,12 @@ export class Session extends EventEmitter {
     connection.send(this.pingFrame);
   }
 
-  private onFrame(body: Buffer): void {
-    const r = new Reader(body);
+  /**
+   * A reply over maxReplyBytes brings only its header, which is all that matching it, the zxid
+   * and the liveness proof need: only its own request fails, the connection goes on.
+   */
+  private onFrame(frame: DecodedFrame): void {
+    const r = new Reader(frame instanceof OversizedFrame ? frame.head : frame);
     const header = readReplyHeader(r);
     if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
     switch (header.xid) {
@@ -524,8 +647,18 @@ export class Session extends EventEmitter {
     packet.onReply?.(header.err);
     if (header.err !== 0) {
       // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
-      if (header.err === ErrorCode.NO_NODE && packet.type === OpCode.exists) packet.succeed(null);
+      if (header.err === ZK_ERROR.NONODE && packet.type === OpCode.exists) packet.succeed(null);
       else packet.fail(ZooKeeperError.fromServer(header.err, packet.op, packet.path));
+      return;
+    }
+    if (frame instanceof OversizedFrame) {
+      packet.fail(
+        new ZooKeeperError(
+          'REPLY_TOO_LARGE',
+          `reply of ${frame.length} bytes exceeds maxReplyBytes (${this.options.maxReplyBytes}); the server ran the request (and set any watch it asked for) but its result was skipped: raise the client option maxReplyBytes to read it`,
+          { op: packet.op, path: packet.path },
+        ),
+      );
       return;
     }
     try {
@@ -544,6 +677,8 @@ export class Session extends EventEmitter {
     this.disconnectedAt ??= performance.now();
     this.pingsSentAt = new Fifo();
     this.authInFlight = new Fifo();
+    this.announcement = undefined;
+    this.seeker.stop();
     this.liveness.onConnectionLost();
     // Requests queued but not written stay queued for the next connection: their outcome is known (not run).
     const lost = this.outstanding;
@@ -554,9 +689,15 @@ export class Session extends EventEmitter {
     );
     if (this.isStopped) return;
     if (this.waitTimer === undefined) this.enforceWaitBound();
+    if (this.rwTarget) {
+      if (established && this.state === 'connected') this.setState('connecting', 'connecting', reason);
+      return;
+    }
     this.emit('connectionError', reason);
-    if (established && this.state === 'connected') {
-      this.setState('suspended', 'suspended', reason);
+    if (established && this.state === 'connected') this.setState('suspended', 'suspended', reason);
+    // Also when a handshake made while suspended lost its connection before its credentials were
+    // answered: the handshake cleared the timer. Not for a provisional session: nothing to expire.
+    if (established && this.state === 'suspended' && !this.provisional) {
       // With no server reachable for a whole session timeout, the session is gone (or will be before we can reach a server).
       this.expiryTimer = setTimeout(
         () =>
@@ -647,6 +788,20 @@ export class Session extends EventEmitter {
     this.emit('state', 'closed');
     this.emit('closed');
   }
+}
+
+/** A reply header (xid, zxid, err): shorter than any ConnectResponse (at least 20 bytes). */
+const REPLY_HEADER_BYTES = 16;
+
+/**
+ * A server that will not create or resume our session may answer the handshake with a bare reply
+ * header: a 3.8 read-only server does so (NOTREADONLY) unless `localSessionsEnabled=true`, the only
+ * kind of session it can create. Reported as that code, and the next host is tried.
+ */
+function handshakeRefusal(connection: Connection, err: number): ZooKeeperError {
+  const { code } = ZooKeeperError.fromServer(err);
+  const why = code === 'NOTREADONLY' ? 'a read-only server creates sessions only with localSessionsEnabled=true' : 'it answered the handshake with an error';
+  return new ZooKeeperError(code, `server ${connection.label} refused to start a session: ${why}`, { zkCode: err, op: 'connect' });
 }
 
 /** Writes the leader runs only for a live session, and whose reply header tells whether they ran (not multi's). */

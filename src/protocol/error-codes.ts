@@ -1,49 +1,57 @@
-/** ZooKeeper's numeric error codes (KeeperException.Code) and the stable names zklock reports. */
-export const ERROR_NAMES: ReadonlyMap<number, string> = new Map([
-  [0, 'OK'],
-  [-1, 'SYSTEMERROR'],
-  [-2, 'RUNTIMEINCONSISTENCY'],
-  [-3, 'DATAINCONSISTENCY'],
-  [-4, 'CONNECTIONLOSS'],
-  [-5, 'MARSHALLINGERROR'],
-  [-6, 'UNIMPLEMENTED'],
-  [-7, 'OPERATIONTIMEOUT'],
-  [-8, 'BADARGUMENTS'],
-  [-12, 'UNKNOWNSESSION'],
-  [-13, 'NEWCONFIGNOQUORUM'],
-  [-14, 'RECONFIGINPROGRESS'],
-  [-100, 'APIERROR'],
-  [-101, 'NONODE'],
-  [-102, 'NOAUTH'],
-  [-103, 'BADVERSION'],
-  [-108, 'NOCHILDRENFOREPHEMERALS'],
-  [-110, 'NODEEXISTS'],
-  [-111, 'NOTEMPTY'],
-  [-112, 'SESSIONEXPIRED'],
-  [-113, 'INVALIDCALLBACK'],
-  [-114, 'INVALIDACL'],
-  [-115, 'AUTHFAILED'],
-  [-118, 'SESSIONMOVED'],
-  [-119, 'NOTREADONLY'],
-  [-120, 'EPHEMERALONLOCALSESSION'],
-  [-121, 'NOWATCHER'],
-  [-122, 'REQUESTTIMEOUT'],
-  [-123, 'RECONFIGDISABLED'],
-  [-124, 'SESSIONCLOSEDREQUIRESASLAUTH'],
-  [-125, 'QUOTAEXCEEDED'],
-  [-127, 'THROTTLEDOP'],
-]);
-
-export const ErrorCode = {
+/**
+ * ZooKeeper's error codes (KeeperException.Code), keyed by the names zklock reports in
+ * `ZooKeeperError.code`: the one table of server codes, which ServerErrorName is derived from.
+ * Internal: applications see the names, and the number as `zkCode`.
+ */
+export const ZK_ERROR = {
   OK: 0,
-  RUNTIME_INCONSISTENCY: -2,
-  CONNECTION_LOSS: -4,
-  NO_NODE: -101,
-  NODE_EXISTS: -110,
-  SESSION_EXPIRED: -112,
-  AUTH_FAILED: -115,
-} as const;
+  SYSTEMERROR: -1,
+  RUNTIMEINCONSISTENCY: -2,
+  DATAINCONSISTENCY: -3,
+  CONNECTIONLOSS: -4,
+  MARSHALLINGERROR: -5,
+  UNIMPLEMENTED: -6,
+  OPERATIONTIMEOUT: -7,
+  BADARGUMENTS: -8,
+  UNKNOWNSESSION: -12,
+  NEWCONFIGNOQUORUM: -13,
+  RECONFIGINPROGRESS: -14,
+  APIERROR: -100,
+  NONODE: -101,
+  NOAUTH: -102,
+  BADVERSION: -103,
+  NOCHILDRENFOREPHEMERALS: -108,
+  NODEEXISTS: -110,
+  NOTEMPTY: -111,
+  SESSIONEXPIRED: -112,
+  INVALIDCALLBACK: -113,
+  INVALIDACL: -114,
+  AUTHFAILED: -115,
+  SESSIONMOVED: -118,
+  NOTREADONLY: -119,
+  EPHEMERALONLOCALSESSION: -120,
+  NOWATCHER: -121,
+  REQUESTTIMEOUT: -122,
+  RECONFIGDISABLED: -123,
+  SESSIONCLOSEDREQUIRESASLAUTH: -124,
+  QUOTAEXCEEDED: -125,
+  THROTTLEDOP: -127,
+} as const satisfies Record<string, number>;
 
-export function errorName(code: number): string {
-  return ERROR_NAMES.get(code) ?? `UNKNOWN(${code})`;
+/** The name of a server code this client knows (`NONODE`, `SESSIONEXPIRED`, ...). */
+export type ServerErrorName = keyof typeof ZK_ERROR;
+
+/** A server code's name; `UNKNOWN` for a number not in the table (a newer server's), kept in `zkCode`. */
+export type ServerErrorCode = ServerErrorName | 'UNKNOWN';
+
+// Object.entries widens the keys to string; they are the table's own.
+const NAMES = new Map(Object.entries(ZK_ERROR).map(([name, code]) => [code as number, name as ServerErrorName]));
+
+export function errorName(code: number): ServerErrorCode {
+  return NAMES.get(code) ?? 'UNKNOWN';
+}
+
+/** The number of a server code's name, undefined for zklock's own codes. */
+export function serverErrorNumber(code: string): number | undefined {
+  return Object.hasOwn(ZK_ERROR, code) ? ZK_ERROR[code as ServerErrorName] : undefined;
 }

@@ -9,3 +9,4 @@ export * from './frame-decoder.js';
 export * from './requests.js';
 export * from './responses.js';
 export * from './multi.js';
+export * from './frame-limits.js';

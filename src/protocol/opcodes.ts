@@ -81,6 +81,3 @@ export const KeeperState = {
   Expired: -112,
   Closed: 7,
 } as const;
-
-/** jute.maxbuffer default: the largest frame the server accepts and the Java client reads. */
-export const MAX_FRAME_BYTES = 0xfffff;

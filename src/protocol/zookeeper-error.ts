@@ -1,8 +1,10 @@
-import { errorName } from './error-codes.js';
+import type { ServerErrorCode, ServerErrorName } from './error-codes.js';
+import { errorName, serverErrorNumber } from './error-codes.js';
 
 /**
- * Codes zklock raises on its own, without a server reply. Server codes are the names in
- * {@link ERROR_NAMES} (`NONODE`, `NODEEXISTS`, `CONNECTIONLOSS`, ...).
+ * Codes the client raises on its own, without a server reply (one line per code). Server codes
+ * are the names of ZK_ERROR (`NONODE`, `NODEEXISTS`, `CONNECTIONLOSS`, ...), written as ZooKeeper
+ * writes them; these are zklock's, in SNAKE_CASE. A meaning that has a server name uses it.
  */
 export type LocalErrorCode =
   | 'CLOSED'
@@ -11,12 +13,25 @@ export type LocalErrorCode =
   | 'INVALID_PATH'
   | 'INVALID_ARGUMENT'
   | 'DATA_TOO_LARGE'
+  | 'REPLY_TOO_LARGE'
   | 'PROTOCOL_ERROR'
   | 'CHROOT_MISSING'
+  | 'WATCH_OVERFLOW'
   | 'OVERLOADED';
 
+/**
+ * The codes of the layers above the client (the lock recipes': LOCK_TIMEOUT, NODE_DELETED, ...),
+ * merged in by those layers (see recipes/lock-error.ts) so that `code` stays one closed union
+ * while this layer knows nothing of theirs. Only the keys matter.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface ErrorCodeExtensions {}
+
+/** Every `ZooKeeperError.code`: a typo in a comparison with one fails to compile. */
+export type ZooKeeperErrorCode = ServerErrorCode | LocalErrorCode | keyof ErrorCodeExtensions;
+
 export interface ZooKeeperErrorDetails {
-  /** The numeric ZooKeeper code, when the error came from (or mirrors) a server code. */
+  /** The numeric ZooKeeper code; by default the number of a server `code`'s name. */
   zkCode?: number | undefined;
   path?: string | undefined;
   /** The operation that failed, e.g. `getData`. */
@@ -26,17 +41,18 @@ export interface ZooKeeperErrorDetails {
 
 /** The one error type of the client: a stable string `code`, the numeric code, the path and the operation. */
 export class ZooKeeperError extends Error {
-  readonly code: string;
+  readonly code: ZooKeeperErrorCode;
+  /** The numeric ZooKeeper code, when the error came from (or mirrors) a server code. */
   readonly zkCode: number | undefined;
   readonly path: string | undefined;
   readonly op: string | undefined;
 
-  constructor(code: string, message: string, details: ZooKeeperErrorDetails = {}) {
+  constructor(code: ZooKeeperErrorCode, message: string, details: ZooKeeperErrorDetails = {}) {
     const where = [details.op, details.path].filter(Boolean).join(' ');
     super(where ? `${code}: ${message} (${where})` : `${code}: ${message}`, { cause: details.cause });
     this.name = 'ZooKeeperError';
     this.code = code;
-    this.zkCode = details.zkCode;
+    this.zkCode = details.zkCode ?? serverErrorNumber(code);
     this.path = details.path;
     this.op = details.op;
   }
@@ -44,7 +60,7 @@ export class ZooKeeperError extends Error {
   /** An error for a non-zero reply code from the server (built without a stack: see {@link withoutStack}). */
   static fromServer(zkCode: number, op?: string, path?: string): ZooKeeperError {
     const code = errorName(zkCode);
-    return withoutStack(() => new ZooKeeperError(code, describe(code), { zkCode, op, path }));
+    return withoutStack(() => new ZooKeeperError(code, describe(code, zkCode), { zkCode, op, path }));
   }
 }
 
@@ -67,7 +83,7 @@ export function withoutStack<E extends Error>(make: () => E): E {
   }
 }
 
-const DESCRIPTIONS: Record<string, string> = {
+const DESCRIPTIONS: Partial<Record<ServerErrorName, string>> = {
   NONODE: 'node does not exist',
   NODEEXISTS: 'node already exists',
   BADVERSION: 'version does not match',
@@ -81,10 +97,12 @@ const DESCRIPTIONS: Record<string, string> = {
   AUTHFAILED: 'authentication failed',
 };
 
-function describe(code: string): string {
+function describe(code: ServerErrorCode, zkCode: number): string {
+  if (code === 'UNKNOWN') return `server returned error code ${zkCode}, unknown to this client`;
   return DESCRIPTIONS[code] ?? 'server returned an error';
 }
 
-export function isZooKeeperError(error: unknown, code?: string): error is ZooKeeperError {
+/** True for a ZooKeeperError (with `code`, of that code, and narrowed to it). */
+export function isZooKeeperError<C extends ZooKeeperErrorCode>(error: unknown, code?: C): error is ZooKeeperError & { readonly code: C } {
   return error instanceof ZooKeeperError && (code === undefined || error.code === code);
 }

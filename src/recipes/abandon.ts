@@ -1,6 +1,5 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
-import { waitForSessionOrEnd } from './session-events.js';
 import { isTransient } from './transient.js';
 
 /** The node a create whose outcome we never learned left behind. */
@@ -37,7 +36,8 @@ async function removeAbandoned(client: ZooKeeperClient, session: bigint, near: s
       return;
     } catch (error) {
       if (!isTransient(error)) return;
-      await waitForSessionOrEnd(client);
+      // Until connected again or the session is over; whatever ends the wait, the loop's checks decide.
+      await client.waitForConnected({ session }).catch(() => undefined);
     }
   }
 }

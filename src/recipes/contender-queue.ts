@@ -22,7 +22,7 @@ export interface QueueOptions {
   role: 'lock' | 'rw';
   data: Buffer;
   deadline: Deadline;
-  /** Fail with SESSION_EXPIRED instead of re-queueing with the new session when the session expires while waiting. */
+  /** Fail with SESSIONEXPIRED instead of re-queueing with the new session when the session expires while waiting. */
   failOnExpiry: boolean;
   /** Called once per watch event a waiter receives (for herd measurements). */
   onWake?: () => void;
@@ -90,7 +90,7 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
       return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver };
     } catch (error) {
       if (error instanceof SessionLost) {
-        if (o.failOnExpiry) throw new LockError('SESSION_EXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' });
+        if (o.failOnExpiry) throw new LockError('SESSIONEXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' });
         continue;
       }
       // Queue again at the back, as Curator does; the deadline bounds how often.
@@ -124,7 +124,7 @@ export async function createProtected(
   options: {
     /** See QueueOptions.previous. */
     previous?: ReleasedContender;
-    /** Reject with SESSION_EXPIRED, instead of creating again with the new session, when the session that sent the create ends. */
+    /** Reject with SESSIONEXPIRED, instead of creating again with the new session, when the session that sent the create ends. */
     failOnExpiry?: boolean;
   } = {},
 ): Promise<Created> {
@@ -176,7 +176,7 @@ export async function createProtected(
       }
       // The session that sent the create has ended, and the node it may have made with it.
       if (failOnExpiry && client.sessionId !== session) {
-        throw new LockError('SESSION_EXPIRED', 'the session expired while joining the queue', { path: parent, op: 'acquire' });
+        throw new LockError('SESSIONEXPIRED', 'the session expired while joining the queue', { path: parent, op: 'acquire' });
       }
       // Create again only on a session that can hold a node: refused at once otherwise, the loop would spin.
       if (error.code === 'SESSIONEXPIRED') await awaitSession(client, undefined, deadline);

@@ -1,6 +1,5 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { MultiError, ZooKeeperError } from '../client/index.js';
-import { waitForSessionOrEnd } from './session-events.js';
 
 export type DeleteOptions =
   /** Delete only if the node is still the one created at this zxid (for names others may reuse). */
@@ -62,7 +61,8 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
           return false;
         case 'CONNECTIONLOSS':
         case 'TIMEOUT':
-          await waitForSessionOrEnd(client);
+          // Until connected again or the session is over; whatever ends the wait, the loop's checks decide.
+          await client.waitForConnected({ session: owner }).catch(() => undefined);
           break;
         default:
           throw error;

@@ -3,7 +3,6 @@ import type { SessionEvent, Stat, WatchEvent, ZooKeeperClient } from '../client/
 import { ZooKeeperError } from '../client/index.js';
 import type { LockLostReason } from './lock-error.js';
 import { LockLostError } from './lock-error.js';
-import { onSessionEvent } from './session-events.js';
 import { onLivenessLost } from './session-liveness.js';
 import { isTransient } from './transient.js';
 
@@ -48,13 +47,13 @@ export class LeaseMonitor {
     private readonly node: Pick<Stat, 'czxid' | 'ephemeralOwner'>,
     options: LeaseMonitorOptions = {},
   ) {
-    this.unsubscribe = onSessionEvent(client, (event) => this.onSessionEvent(event));
+    this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
     const timeout = client.sessionTimeout;
     const margin = safetyMargin(client, options);
     this.unwatchLiveness = onLivenessLost(client, margin, () =>
       this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof within the last ${timeout - margin} ms that the leader still knows the session (timeout ${timeout} ms)`),
     );
-    if (client.sessionId !== node.ephemeralOwner) this.lose('SESSION_EXPIRED', 'the session that created the node has ended');
+    if (client.sessionId !== node.ephemeralOwner) this.lose('SESSIONEXPIRED', 'the session that created the node has ended');
     // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
     else if (client.sessionAliveUntil() - margin <= performance.now()) this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof that the leader still knows the session (timeout ${timeout} ms)`);
   }
@@ -114,7 +113,7 @@ export class LeaseMonitor {
 
   /** Our own client.close() deletes the node too, and its deletion event may come before the 'closed' state. */
   private onDeleted(): void {
-    if (this.client.closing) this.lose('CLIENT_CLOSED', 'the client was closed');
+    if (this.client.closing) this.lose('CLOSED', 'the client was closed');
     else this.lose('NODE_DELETED', 'our lock node was deleted by someone else');
   }
 
@@ -128,10 +127,10 @@ export class LeaseMonitor {
         break;
       case 'expired':
       case 'connected':
-        this.lose('SESSION_EXPIRED', 'the session expired; the server deleted our lock node');
+        this.lose('SESSIONEXPIRED', 'the session expired; the server deleted our lock node');
         break;
       case 'closed':
-        this.lose('CLIENT_CLOSED', 'the client was closed');
+        this.lose('CLOSED', 'the client was closed');
         break;
     }
   }

@@ -1,10 +1,15 @@
 import { ZooKeeperError } from '../client/index.js';
 
 /**
- * Codes of the lock recipes, on top of the client's (`CONNECTIONLOSS`, `NOAUTH`, ...):
- * - `LOCK_TIMEOUT`: the acquire deadline passed; our contender node was removed first.
+ * Codes of the lock recipes, on top of the client's (`CONNECTIONLOSS`, `NOAUTH`, ...). One meaning
+ * has one code in every layer: where the client (or the server) has a name for it, the recipes
+ * use that name (`SESSIONEXPIRED`, `ABORTED`, `CLOSED`, `INVALID_ARGUMENT`); they add their own
+ * only for what the client cannot mean (README's "Error codes" maps one to the other):
+ * - `LOCK_TIMEOUT`: the acquire deadline passed; our contender node was removed first. Not the
+ *   client's `TIMEOUT`: that one is a request's, transient, and the recipes retry it; this one is
+ *   final.
  * - `ABORTED`: the caller's signal aborted the acquire; our contender node was removed first.
- * - `SESSION_EXPIRED`: the session expired while waiting and the caller asked not to re-queue.
+ * - `SESSIONEXPIRED`: the session expired while waiting and the caller asked not to re-queue.
  * - `UPGRADE_NOT_SUPPORTED`: a read lock holder asked for the write lock (that would deadlock).
  * - `WOULD_DEADLOCK`: a non-reentrant lock was acquired again from the call chain that holds it.
  * - `ALREADY_RELEASED`: a lease was released twice.
@@ -17,7 +22,7 @@ import { ZooKeeperError } from '../client/index.js';
 export type LockErrorCode =
   | 'LOCK_TIMEOUT'
   | 'ABORTED'
-  | 'SESSION_EXPIRED'
+  | 'SESSIONEXPIRED'
   | 'UPGRADE_NOT_SUPPORTED'
   | 'WOULD_DEADLOCK'
   | 'ALREADY_RELEASED'
@@ -27,6 +32,8 @@ export type LockErrorCode =
   | 'INVALID_ARGUMENT';
 
 export class LockError extends ZooKeeperError {
+  declare readonly code: LockErrorCode;
+
   constructor(code: LockErrorCode, message: string, details: { path?: string | undefined; op?: string; cause?: unknown } = {}) {
     super(code, message, details);
     this.name = 'LockError';
@@ -35,17 +42,19 @@ export class LockError extends ZooKeeperError {
 
 /**
  * Why a lease's signal aborted:
- * - `SESSION_EXPIRED`: the session that owned the node is gone, and with it the node.
+ * - `SESSIONEXPIRED`: the session that owned the node is gone, and with it the node.
  * - `NODE_DELETED`: someone else deleted our node (an operator, a forced release).
  * - `SESSION_MAY_HAVE_EXPIRED`: the leader may already have expired the session: the proof that it
  *   heard from us (client.sessionAliveUntil()) ran out within the safety margin, connected or not.
- * - `CLIENT_CLOSED`: the client was closed.
+ * - `CLOSED`: the client was closed.
  * - `RELEASED`: the lease was released normally.
  */
-export type LockLostReason = 'SESSION_EXPIRED' | 'NODE_DELETED' | 'SESSION_MAY_HAVE_EXPIRED' | 'CLIENT_CLOSED' | 'RELEASED';
+export type LockLostReason = 'SESSIONEXPIRED' | 'NODE_DELETED' | 'SESSION_MAY_HAVE_EXPIRED' | 'CLOSED' | 'RELEASED';
 
 /** The reason a lease's signal carries. */
 export class LockLostError extends ZooKeeperError {
+  declare readonly code: LockLostReason;
+
   constructor(
     readonly reason: LockLostReason,
     path: string,
@@ -54,4 +63,10 @@ export class LockLostError extends ZooKeeperError {
     super(reason, message, { path, op: 'lease' });
     this.name = 'LockLostError';
   }
+}
+
+// The recipes' codes join ZooKeeperError's code union (see ErrorCodeExtensions).
+declare module '../protocol/zookeeper-error.js' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the merge adds the keys of its supertype
+  interface ErrorCodeExtensions extends Record<LockErrorCode | LockLostReason, true> {}
 }

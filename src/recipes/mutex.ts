@@ -21,7 +21,7 @@ export interface LockOptions extends LeaseMonitorOptions {
   layout?: Layout;
   /** Owner id written into our node for inspection (default host:pid). */
   ownerId?: string;
-  /** Fail with SESSION_EXPIRED when the session expires while waiting, instead of queueing again with the new session. */
+  /** Fail with SESSIONEXPIRED when the session expires while waiting, instead of queueing again with the new session. */
   failOnSessionExpiry?: boolean;
   /** Called for every watch event a waiter of this lock receives (herd measurement). */
   onWake?: () => void;

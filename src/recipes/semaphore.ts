@@ -161,5 +161,5 @@ export class Semaphore {
 
 /** Our place at the head of the queue went with the session (or an admin): queue again. */
 function sessionLost(path: string): ZooKeeperError {
-  return new ZooKeeperError('SESSIONEXPIRED', 'the queue node we held is gone', { path, op: 'acquire', zkCode: -112 });
+  return new ZooKeeperError('SESSIONEXPIRED', 'the queue node we held is gone', { path, op: 'acquire' });
 }

@@ -2,7 +2,6 @@ import { performance } from 'node:perf_hooks';
 import type { ZooKeeperClient } from '../client/index.js';
 import { OPEN_ACL_UNSAFE } from '../client/index.js';
 import type { Deadline } from './deadline.js';
-import { onSessionEvent } from './session-events.js';
 
 type Listener = () => void;
 
@@ -105,7 +104,7 @@ function check(client: ZooKeeperClient, state: Liveness): void {
  */
 function heartbeat(client: ZooKeeperClient, state: Liveness): void {
   let timer: NodeJS.Timeout | undefined;
-  const unsubscribe = onSessionEvent(client, (event) => {
+  const unsubscribe = client.onState((event) => {
     if (event === 'closed' || client.terminated) stop();
     // A reconnect may have negotiated a shorter timeout: the shared timer is due sooner.
     else if ((event === 'connected' || event === 'reconnected') && state.listeners.size > 0) check(client, state);

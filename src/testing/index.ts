@@ -18,6 +18,8 @@
  *   words 2 s; {@link ZooKeeperEnsemble.leader} and `waitForQuorum` default to the start bound.
  * - TLS (`tls: true`): Netty connection factory, `secureClientPort` on 127.0.0.1, a fresh EC
  *   key and self-signed certificate (CN/SAN 127.0.0.1, localhost) made with the JDK's keytool.
+ * - Read-only mode (`readOnlyMode: true`): `-Dreadonlymode.enabled=true` and
+ *   `localSessionsEnabled=true`, so that a member without quorum serves read-only clients.
  *
  * @packageDocumentation
  */

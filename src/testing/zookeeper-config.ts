@@ -47,6 +47,7 @@ export function renderConfig(input: ConfigInput): string {
     // Test data need not survive a machine crash; skipping fsync makes writes fast on slow disks.
     forceSync: 'no',
     ...(input.tls === undefined ? {} : tlsEntries(input.tls.securePort, input.tls.material)),
+    ...(input.options.readOnlyMode === true ? { localSessionsEnabled: true } : {}),
     ...input.roleEntries,
     ...input.options.config,
   };

@@ -24,6 +24,15 @@ export interface ZooKeeperOptions extends ZooKeeperLocatorOptions {
   readonly tls?: boolean;
   /** `-Dzookeeper.extendedTypesEnabled=true`: enables TTL nodes. Default false. */
   readonly extendedTypes?: boolean;
+  /**
+   * Lets a member that lost its quorum serve read-only clients (those connecting with
+   * `readOnly: true`): `-Dreadonlymode.enabled=true`, which also whitelists the `isro` four-letter
+   * word clients probe for read/write servers with, and `localSessionsEnabled=true`, without which
+   * a 3.8 read-only member cannot create sessions (it answers the handshake with NOTREADONLY).
+   * Local sessions then apply to every client: a session a follower creates is known to it alone
+   * until the session creates an ephemeral node. Default false.
+   */
+  readonly readOnlyMode?: boolean;
   /** Configures a super user via `zookeeper.DigestAuthenticationProvider.superDigest`. */
   readonly superDigest?: SuperDigestCredentials;
   /**
@@ -78,6 +87,7 @@ export function jvmArguments(options: ZooKeeperOptions, extra: readonly string[]
     ...DEFAULT_JVM_ARGS,
     ...extra,
     ...(options.extendedTypes === true ? ['-Dzookeeper.extendedTypesEnabled=true'] : []),
+    ...(options.readOnlyMode === true ? ['-Dreadonlymode.enabled=true'] : []),
     ...(options.superDigest !== undefined
       ? [`-Dzookeeper.DigestAuthenticationProvider.superDigest=${superDigestValue(options.superDigest)}`]
       : []),

@@ -128,4 +128,13 @@ describe('zklock exec', () => {
     assert.equal((await runCli(['exec', '--read', '--write', '/cli/rw', '--', 'true'], env)).code, 2);
     assert.equal((await runCli(['exec', '--timeout', 'soon', '/cli/x', '--', 'true'], env)).code, 2);
   });
+
+  it('exits 77 and runs nothing when the server refuses the --auth credentials', async () => {
+    const log = logFile('auth');
+    const refused = await runCli(['exec', '--auth', 'nosuch:x', '/cli/auth', '--', process.execPath, HOLD, log, '0'], env);
+    assert.equal(refused.code, 77, refused.stderr);
+    assert.match(refused.stderr, /refused the credentials.*AUTHFAILED/);
+    assert.deepEqual(readEvents(log), [], 'the command never ran');
+    assert.equal(await client.exists('/cli/auth'), null, 'not even the lock path was created');
+  });
 });

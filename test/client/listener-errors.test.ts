@@ -11,7 +11,8 @@ const SCRIPT = fileURLToPath(new URL('./fixtures/throwing-listeners.ts', import.
  * Listeners and watchers run inside the session's frame and reconnect loops. Before: a throwing
  * `connectionError` listener rejected the reconnect loop unhandled (the process exited 1), and a
  * throwing `connected` listener or watcher was taken for a protocol error that dropped the
- * connection (the setData that fired the watch failed with CONNECTIONLOSS though it was applied).
+ * connection (the setData that fired the watch failed with CONNECTIONLOSS though it was applied);
+ * so was a throwing listener of a persistent watch, which also cost the listeners after it the event.
  */
 describe('application listeners and watchers that throw', () => {
   let server: ZooKeeperServer;
@@ -30,10 +31,26 @@ describe('application listeners and watchers that throw', () => {
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const [code] = (await once(child, 'exit')) as [number | null];
     assert.equal(code, 0, `the process survived: ${err}`);
-    const result = JSON.parse(out.trim().split('\n').pop()!) as { setData: string; secondWatcher: unknown; sameSession: boolean; uncaught: string[] };
+    const result = JSON.parse(out.trim().split('\n').pop()!) as {
+      setData: string;
+      secondWatcher: unknown;
+      persistentSetData: string;
+      secondListener: unknown;
+      sameSession: boolean;
+      uncaught: string[];
+    };
     assert.equal(result.setData, 'ok', 'the setData that fired the watch succeeded');
     assert.deepEqual(result.secondWatcher, { type: 'dataChanged', path: result.secondWatcher && (result.secondWatcher as { path: string }).path });
+    assert.equal(result.persistentSetData, 'ok', 'the setData that fired the persistent watch succeeded');
+    assert.deepEqual(result.secondListener, { type: 'dataChanged', path: result.secondListener && (result.secondListener as { path: string }).path });
     assert.ok(result.sameSession, 'no reconnect to a new session');
-    assert.deepEqual(result.uncaught, ['boom: connected listener', 'boom: connectionError listener', 'boom: first watcher', 'boom: state listener']);
+    assert.deepEqual(result.uncaught, [
+      'boom: connected listener',
+      'boom: connectionError listener',
+      'boom: first watcher',
+      'boom: onState listener',
+      'boom: persistent listener',
+      'boom: state listener',
+    ]);
   });
 });

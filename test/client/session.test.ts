@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { WatchEvent } from '../../src/index.js';
-import { CREATOR_ALL_ACL, ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
+import { CREATOR_ALL_ACL, ZooKeeperClient, ZooKeeperError, isZooKeeperError } from '../../src/index.js';
 import { Writer } from '../../src/protocol/index.js';
 import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
@@ -56,6 +56,58 @@ describe('sessions under faults', () => {
     await closed;
     assert.equal(client.state, 'closed');
     await assert.rejects(client.getData('/'), { code: 'CLOSED' });
+  });
+
+  it('hands the state changes to onState listeners and to states(), which ends after closed', async () => {
+    // A session long enough that the reconnect resumes it, even on a loaded machine.
+    const { proxy, client } = await viaProxy({ sessionTimeout: 10_000 });
+    const heard: string[] = [];
+    client.onState((event) => heard.push(event));
+    const unsubscribe = client.onState(() => assert.fail('an unsubscribed listener was called'));
+    unsubscribe();
+    const iterated = (async () => {
+      const changes: string[] = [];
+      for await (const { event, reason } of client.states()) changes.push(reason ? `${event} (${reason.code})` : event);
+      return changes;
+    })();
+    try {
+      const reconnected = nextEvent(client, 'reconnected', sessionBound(client.sessionTimeout));
+      proxy.resetAll();
+      await reconnected;
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+    assert.deepEqual(await iterated, ['suspended (CONNECTIONLOSS)', 'reconnected', 'closed']);
+    assert.deepEqual(heard, ['suspended', 'reconnected', 'closed']);
+    assert.equal(client.listenerCount('state'), 0, 'neither uses the state event');
+    for await (const change of client.states()) assert.fail(`a closed client has no state change to come: ${change.event}`);
+  });
+
+  it('waitForConnected({ session }) also resolves once that session is over, with no connection to be had', async () => {
+    const { proxy, client } = await viaProxy();
+    try {
+      const id = client.sessionId;
+      const suspended = nextEvent(client, 'suspended');
+      const expired = nextEvent(client, 'expired', sessionBound(client.sessionTimeout));
+      proxy.refuseNew(true);
+      proxy.resetAll();
+      await suspended;
+      const over = client.waitForConnected({ session: id, timeout: Infinity });
+      const connected = client.waitForConnected({ timeout: sessionBound(client.sessionTimeout) + ROUND_TRIPS_MS });
+      await expired;
+      // onState listeners hear a change before the events do: settled already, or never.
+      const settled = (p: Promise<void>): Promise<string> => Promise.race([p.then(() => 'resolved'), new Promise<string>((resolve) => setImmediate(() => resolve('pending')))]);
+      assert.equal(await settled(over), 'resolved');
+      assert.equal(await settled(connected), 'pending', 'a plain wait goes on for a new session');
+      assert.equal(client.state, 'expired');
+      assert.notEqual(client.sessionId, id);
+      proxy.passThrough();
+      await connected;
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
   });
 
   it('detects a half-open connection by its read timeout and resumes the same session', async (t) => {
@@ -242,10 +294,10 @@ describe('sessions under faults', () => {
     });
     await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
     const client = new ZooKeeperClient(`127.0.0.1:${(liar.address() as net.AddressInfo).port}`, { sessionTimeout: SESSION_MS });
-    const errors: ZooKeeperError[] = [];
-    client.on('connectionError', (e: ZooKeeperError) => errors.push(e));
+    const errors: Error[] = [];
+    client.on('connectionError', (e) => errors.push(e));
     try {
-      await eventually(() => errors.some((e) => e.code === 'PROTOCOL_ERROR'), ROUND_TRIPS_MS, 'protocol error reported');
+      await eventually(() => errors.some((e) => isZooKeeperError(e, 'PROTOCOL_ERROR')), ROUND_TRIPS_MS, 'protocol error reported');
       await eventually(() => connections > 1 && client.state === 'connected', ROUND_TRIPS_MS, 'connected again');
       await client.create('/s-after-garbage', '', { mode: 'EPHEMERAL' });
       assert.ok(await admin.exists('/s-after-garbage'));

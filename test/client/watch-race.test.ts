@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { WatchEvent, ZooKeeperClient } from '../../src/index.js';
 import { LockError, ReadWriteLock } from '../../src/index.js';
 import { RecipeFixture, within } from '../recipes/fixtures.js';
+import { serverWatches } from '../support/server-watches.js';
 import { deferred, eventually } from '../support/wait.js';
 
 /**
@@ -23,14 +24,6 @@ describe('one-shot watches of one client racing removeWatcher', () => {
   after(async () => {
     await zk?.close();
   });
-
-  /** The paths the server holds a watch on for `session` (four-letter word `wchc`). */
-  async function serverWatches(session: bigint): Promise<string[]> {
-    const text = await zk.server.fourLetterWord('wchc');
-    const blocks = text.split(/^(?=0x)/m);
-    const ours = blocks.find((block) => BigInt(block.split('\n')[0]!.trim()) === session);
-    return ours ? ours.split('\n').slice(1).map((line) => line.trim()).filter(Boolean) : [];
-  }
 
   it('a watcher whose getData is in flight still fires after another watcher of the path is removed', async () => {
     await zk.admin.create('/race-data', 'v1');
@@ -81,7 +74,7 @@ describe('one-shot watches of one client racing removeWatcher', () => {
     abort.abort();
     await assert.rejects(second, { code: 'ABORTED' });
     await removed;
-    await eventually(async () => !(await serverWatches(client.sessionId)).includes('/race-owed'), EVENT_BOUND_MS, 'the server watch removed');
+    await eventually(async () => !(await serverWatches(zk.server, client.sessionId)).includes('/race-owed'), EVENT_BOUND_MS, 'the server watch removed');
   });
 
   it('a watcher removed while its own request is in flight is never registered, and its server watch goes', async () => {
@@ -90,7 +83,7 @@ describe('one-shot watches of one client racing removeWatcher', () => {
     const pending = client.getData('/race-early', { watch: early });
     await client.removeWatcher('/race-early', early);
     await pending;
-    await eventually(async () => !(await serverWatches(client.sessionId)).includes('/race-early'), EVENT_BOUND_MS, 'the server watch removed');
+    await eventually(async () => !(await serverWatches(zk.server, client.sessionId)).includes('/race-early'), EVENT_BOUND_MS, 'the server watch removed');
     await zk.admin.setData('/race-early', 'v2');
     // Nothing fires: a later watch on another path proves the notifications before it were delivered (one session's events are ordered).
     const marker = deferred<WatchEvent>();

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  FrameDecoder,
   OpCode,
   Reader,
   Writer,
@@ -131,35 +130,7 @@ describe('multi', () => {
   });
 });
 
-describe('FrameDecoder', () => {
-  it('reassembles frames split at every byte boundary', () => {
-    const frames = [Buffer.from('hello'), Buffer.alloc(0), Buffer.from('world!')].map((b) => {
-      const w = new Writer();
-      w.buffer(b);
-      return w.frame();
-    });
-    const stream = Buffer.concat(frames);
-    for (let cut = 0; cut <= stream.length; cut++) {
-      const decoder = new FrameDecoder();
-      const out = [...decoder.push(stream.subarray(0, cut)), ...decoder.push(stream.subarray(cut))];
-      assert.deepEqual(
-        out.map((f) => new Reader(f).buffer()?.toString()),
-        ['hello', '', 'world!'],
-        `cut at ${cut}`,
-      );
-      assert.equal(decoder.buffered, 0);
-    }
-  });
-
-  it('refuses a frame longer than the limit before buffering it', () => {
-    const decoder = new FrameDecoder(1024);
-    const header = Buffer.alloc(4);
-    header.writeInt32BE(1025);
-    assert.throws(() => decoder.push(header), { code: 'PROTOCOL_ERROR' });
-    header.writeInt32BE(-1);
-    assert.throws(() => new FrameDecoder().push(header), { code: 'PROTOCOL_ERROR' });
-  });
-
+describe('reply header', () => {
   it('reads a reply header', () => {
     const w = new Writer();
     w.int(5).long(99n).int(-110);

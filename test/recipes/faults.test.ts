@@ -97,7 +97,7 @@ describe('lock recipes under connection faults and session expiry', () => {
     proxy.blackhole('both');
     const next = await within(waiting, sessionBound(client.sessionTimeout), 'the other session acquires after the expiry');
     const reason = lease.signal.reason as LockLostError;
-    assert.ok(reason instanceof LockLostError && ['SESSION_MAY_HAVE_EXPIRED', 'SESSION_EXPIRED'].includes(reason.reason), String(reason));
+    assert.ok(reason instanceof LockLostError && ['SESSION_MAY_HAVE_EXPIRED', 'SESSIONEXPIRED'].includes(reason.reason), String(reason));
     assert.ok(lostAt < next.at, `signal aborted ${(next.at - lostAt).toFixed(0)} ms before the other session acquired`);
     t.diagnostic(`holder gave up (${reason.reason}) ${(next.at - lostAt).toFixed(0)} ms before the next session acquired (session timeout ${client.sessionTimeout} ms)`);
     assert.equal(lease.held, false);
@@ -141,16 +141,16 @@ describe('lock recipes under connection faults and session expiry', () => {
     await zk.assertNoNodes('/f/requeue');
   });
 
-  it('with failOnSessionExpiry a waiter whose session expired rejects with SESSION_EXPIRED and leaves no node', async () => {
+  it('with failOnSessionExpiry a waiter whose session expired rejects with SESSIONEXPIRED and leaves no node', async () => {
     const { holder, waiting } = await waiterThroughExpiry('/f/fail-on-expiry', true);
     // It rejects on the expiry itself (or one round trip later), before waiterThroughExpiry returns.
-    await assert.rejects(within(waiting, ROUND_TRIPS_MS, 'waiter rejects'), (e) => e instanceof LockError && e.code === 'SESSION_EXPIRED');
+    await assert.rejects(within(waiting, ROUND_TRIPS_MS, 'waiter rejects'), (e) => e instanceof LockError && e.code === 'SESSIONEXPIRED');
     await holder.release();
     await zk.assertNoNodes('/f/fail-on-expiry');
   });
 
   it(
-    'with failOnSessionExpiry a contender whose session expired before its create was answered rejects with SESSION_EXPIRED',
+    'with failOnSessionExpiry a contender whose session expired before its create was answered rejects with SESSIONEXPIRED',
     async () => {
       const holder = await new Mutex(await zk.client(), '/f/fail-on-expiry-create').acquire();
       const { client, proxy } = await zk.viaProxy({ sessionTimeout: EXPIRING_SESSION_MS });
@@ -166,7 +166,7 @@ describe('lock recipes under connection faults and session expiry', () => {
         unsubscribe();
         await eventually(async () => (await zk.children('/f/fail-on-expiry-create')).length === 1, sessionBound(client.sessionTimeout), 'server removed the expired node');
         proxy.passThrough();
-        await assert.rejects(within(waiting, sessionBound(client.sessionTimeout), 'contender rejects'), (e) => e instanceof LockError && e.code === 'SESSION_EXPIRED');
+        await assert.rejects(within(waiting, sessionBound(client.sessionTimeout), 'contender rejects'), (e) => e instanceof LockError && e.code === 'SESSIONEXPIRED');
       } finally {
         unsubscribe();
         proxy.passThrough();

@@ -321,10 +321,10 @@ describe('every lock kind under the same faults (issue 10)', () => {
 
     eachKind(
       'expiry-wait-fail',
-      'with failOnSessionExpiry: LockError SESSION_EXPIRED and no node',
+      'with failOnSessionExpiry: LockError SESSIONEXPIRED and no node',
       async (s) => {
         const { client, holder, waiting } = await waiterThroughExpiry(s, true);
-        await assert.rejects(within(waiting, bound(EXPIRING), 'waiter rejects'), isLockError('SESSION_EXPIRED'));
+        await assert.rejects(within(waiting, bound(EXPIRING), 'waiter rejects'), isLockError('SESSIONEXPIRED'));
         await client.waitForConnected({ timeout: bound(EXPIRING) });
         assert.deepEqual(await s.owned(client.sessionId), [], 'no node of the new session');
         await holder.release();
@@ -382,7 +382,7 @@ describe('every lock kind under the same faults (issue 10)', () => {
       proxy.blackhole('both');
       const next = await within(waiting, bound(HOLDER_EXPIRING), 'the other session acquires after the expiry');
       const reason = lease.signal.reason as unknown;
-      assert.ok(reason instanceof LockLostError && ['SESSION_EXPIRED', 'SESSION_MAY_HAVE_EXPIRED'].includes(reason.reason), `lost for the session: ${String(reason)}`);
+      assert.ok(reason instanceof LockLostError && ['SESSIONEXPIRED', 'SESSION_MAY_HAVE_EXPIRED'].includes(reason.reason), `lost for the session: ${String(reason)}`);
       assert.ok(signalAt < next.at, `the holder's signal aborted (${signalAt.toFixed(1)}) before the other session acquired (${next.at.toFixed(1)})`);
       assert.equal(lease.held, false);
       proxy.passThrough();

@@ -1,0 +1,75 @@
+import { OpCode, OversizedFrame, Reader, Writer, ZooKeeperError, readConnectResponse, writeConnectRequest, writeRequestHeader } from '../protocol/index.js';
+import type { HostPort } from './connect-string.js';
+import { Connection } from './connection.js';
+import type { TlsOptions } from './transport.js';
+import { openSocket } from './transport.js';
+
+/** A session to end: what a handshake needs to take it over. */
+export interface SessionToEnd {
+  id: bigint;
+  password: Buffer;
+  lastZxid: bigint;
+  timeout: number;
+}
+
+export interface EndSessionOptions {
+  tls: TlsOptions | undefined;
+  maxReplyBytes: number;
+  /** Bounds the connect, then the handshake and the closeSession round trip. */
+  timeoutMs: number;
+}
+
+/**
+ * Sends closeSession on a connection whose handshake took over the session, and drops the
+ * connection once it is answered (the server deletes the session's ephemeral nodes before it
+ * answers) or at the deadline.
+ */
+export function sendCloseSession(connection: Connection, deadlineMs: number): void {
+  const w = new Writer(16);
+  writeRequestHeader(w, 1, OpCode.closeSession);
+  connection.setDeadline(deadlineMs, 'closing a session');
+  connection.send(w.frame());
+}
+
+/**
+ * Ends a session over a connection of its own, without credentials (closeSession needs none):
+ * for a session whose connection the server closed, so that its ephemeral nodes go now rather
+ * than when the server expires it. Best effort: resolves, never rejects, once the connection is
+ * gone; a server that is unreachable, or reports the session already expired, leaves nothing to do.
+ */
+export async function endSession(target: HostPort, session: SessionToEnd, options: EndSessionOptions): Promise<void> {
+  let socket;
+  try {
+    socket = await openSocket(target, options.timeoutMs, options.tls, new AbortController().signal);
+  } catch {
+    return;
+  }
+  const done = new ZooKeeperError('CLOSED', 'session ended');
+  let released: Promise<void> | undefined;
+  await new Promise<void>((resolve) => {
+    let handshaken = false;
+    const connection = new Connection(
+      socket,
+      {
+        onFrame: (frame) => {
+          if (handshaken || frame instanceof OversizedFrame) return connection.close(done);
+          handshaken = true;
+          const response = readConnectResponse(new Reader(frame));
+          if (response.timeout <= 0 || response.sessionId !== session.id) return connection.close(done);
+          sendCloseSession(connection, options.timeoutMs);
+        },
+        onIdle: () => undefined,
+        onWritable: () => undefined,
+        onClose: () => resolve(),
+      },
+      options.maxReplyBytes,
+      `${target.host}:${target.port}`,
+    );
+    released = connection.released;
+    connection.setDeadline(options.timeoutMs, 'ending a session');
+    const w = new Writer(64);
+    writeConnectRequest(w, { lastZxidSeen: session.lastZxid, timeout: session.timeout, sessionId: session.id, password: session.password, readOnly: false });
+    connection.send(w.frame());
+  });
+  await released;
+}
