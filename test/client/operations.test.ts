@@ -305,11 +305,11 @@ describe('client operations against a real server', () => {
     assert.match(path, /^\/ops-seq-parent\/\d{10}$/, 'a sequential create may end in /');
   });
 
-  it('refuses data larger than the frame limit with DATA_TOO_LARGE and keeps the session', async () => {
+  it('refuses data larger than maxRequestBytes with DATA_TOO_LARGE and keeps the session', async () => {
     await assert.rejects(client.create('/ops-big', Buffer.alloc(1_048_576)), {
       code: 'DATA_TOO_LARGE',
       path: '/ops-big',
-      message: /request of 10\d{5} bytes exceeds the frame limit of 1048575/,
+      message: /request of 10\d{5} bytes exceeds maxRequestBytes \(1048575\)/,
     });
     assert.equal(client.state, 'connected');
     assert.equal(await client.exists('/ops-big'), null);
