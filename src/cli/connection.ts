@@ -69,10 +69,14 @@ export function clientOptions(flags: ConnectionFlags): ClientOptions {
  * connections silently; its TIMEOUT carries the last failure (e.g. a certificate error) to say why.
  */
 export async function connectClient(flags: ConnectionFlags, signal?: AbortSignal): Promise<ZooKeeperClient> {
+  // Outside the try: a bad flag (an unreadable --tls-ca) is a usage error, not an outage.
+  const options = { ...clientOptions(flags), timeout: flags.connectTimeout, signal };
   try {
-    return await ZooKeeperClient.connect(flags.connect, { ...clientOptions(flags), timeout: flags.connectTimeout, signal });
+    return await ZooKeeperClient.connect(flags.connect, options);
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
+    // A connect string the client refuses (a port that is no number) is the user's to fix, as before connecting.
+    if (isZooKeeperError(error, 'INVALID_ARGUMENT') || isZooKeeperError(error, 'INVALID_PATH')) throw error;
     // Refused credentials are not an outage: retrying cannot help, and scripts must tell them apart.
     if (isZooKeeperError(error, 'AUTHFAILED')) throw new CliError(`ZooKeeper at ${flags.connect} refused the credentials: ${messageOf(error)}`, EXIT.NOT_AUTHORIZED);
     throw new CliError(`cannot connect to ZooKeeper at ${flags.connect}: ${messageOf(error)}`, EXIT.UNAVAILABLE);

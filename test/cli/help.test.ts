@@ -30,6 +30,15 @@ describe('zklock --help and --version', () => {
     assert.match(option.stderr, /unknown option '--nope'/);
   });
 
+  it('exits 2, not 69, for a connect string or a TLS file it cannot use: nothing to retry', async () => {
+    const port = await runCli(['ls', '/', '--connect', '127.0.0.1:notaport']);
+    assert.equal(port.code, 2, port.stderr);
+    assert.match(port.stderr, /INVALID_ARGUMENT: bad host "127\.0\.0\.1:notaport"/);
+    const ca = await runCli(['ls', '/', '--connect', '127.0.0.1:1', '--tls-ca', '/nonexistent.pem']);
+    assert.equal(ca.code, 2, ca.stderr);
+    assert.match(ca.stderr, /cannot read the --tls-ca file/);
+  });
+
   it('exits 69 when ZooKeeper cannot be reached', async () => {
     const result = await runCli(['status', '--connect', '127.0.0.1:1', '--connect-timeout', '500ms', '/x']);
     assert.equal(result.code, 69);
