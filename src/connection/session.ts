@@ -129,6 +129,8 @@ export class Session extends EventEmitter {
   private announced = 0n;
   /** Why the client ended by itself (the server refused its credentials); requests are refused with it. */
   private endReason: ZooKeeperError | undefined;
+  /** That end: the session ended on the server over a connection of its own. */
+  private authEnding: Promise<void> | undefined;
   private target: HostPort | undefined;
   /**
    * The session was created by a read-only server: its id is local to that server (unknown to
@@ -383,7 +385,10 @@ export class Session extends EventEmitter {
       { zkCode: err, op: 'addAuth' },
     );
     this.endReason = error;
-    this.closing = this.endAfterAuthFailure(error);
+    this.authEnding = this.endAfterAuthFailure(error);
+    // A close() under way (its closeSession went behind the credentials: the server never reads it)
+    // finishes with this end instead of its own: see doClose.
+    this.closing ??= this.authEnding;
   }
 
   private async endAfterAuthFailure(error: ZooKeeperError): Promise<void> {
@@ -774,6 +779,8 @@ export class Session extends EventEmitter {
         connection.send(frame);
       });
     }
+    // The server refused credentials meanwhile: the client has ended (closed emitted, with the reason) or is ending.
+    if (this.authEnding) return this.authEnding;
     clearTimeout(this.expiryTimer);
     this.state = 'closed';
     this.stopping.abort();

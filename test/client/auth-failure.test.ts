@@ -66,4 +66,17 @@ describe('credentials the server refuses', () => {
     assert.equal(await admin.exists('/auth-ephemeral'), null, 'the session was ended on the server, its ephemeral node with it');
     await expectNothingLeft(resourcesBefore);
   });
+
+  it('a refusal while close() is under way: closed once, with AUTHFAILED, and close() resolves once the session was ended', async () => {
+    const client = await ZooKeeperClient.connect(server.connectString, { sessionTimeout: SESSION_MS });
+    await client.create('/auth-closing', '', { mode: 'EPHEMERAL' });
+    const closed: (string | undefined)[] = [];
+    client.on('closed', (reason) => closed.push(reason?.code));
+    const refused = assert.rejects(client.addAuth(REFUSED.scheme, REFUSED.auth), isAuthFailed);
+    // The closeSession goes behind the credentials, which the server refuses: it never reads it.
+    await client.close();
+    await refused;
+    assert.deepEqual(closed, ['AUTHFAILED']);
+    assert.equal(await admin.exists('/auth-closing'), null, 'the session was ended before close() resolved');
+  });
 });
