@@ -694,7 +694,10 @@ export class Session extends EventEmitter {
     );
     if (this.isStopped) return;
     if (this.waitTimer === undefined) this.enforceWaitBound();
-    if (this.rwTarget) {
+    // A planned move only for a provisional session: one a read-only server resumed (3.8's refuses
+    // to, ReadOnlyZooKeeperServer.validateSession) is a real one, and its loss is a suspension with
+    // the expiry clock running, whichever server comes next.
+    if (this.rwTarget && this.provisional) {
       if (established && this.state === 'connected') this.setState('connecting', 'connecting', reason);
       return;
     }
