@@ -1,6 +1,6 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
-import { isTransient } from './transient.js';
+import { isOverloaded, isTransient, pauseAfterOverload } from './transient.js';
 
 /** The node a create whose outcome we never learned left behind. */
 export interface AbandonedNode {
@@ -35,6 +35,10 @@ async function removeAbandoned(client: ZooKeeperClient, session: bigint, near: s
       if (node) await deleteGuaranteed(client, node.path, session, node.czxid === undefined ? {} : { czxid: node.czxid });
       return;
     } catch (error) {
+      if (isOverloaded(error)) {
+        await pauseAfterOverload(client, session);
+        continue;
+      }
       if (!isTransient(error)) return;
       // Until connected again or the session is over; whatever ends the wait, the loop's checks decide.
       await client.waitForConnected({ session }).catch(() => undefined);

@@ -1,5 +1,6 @@
 import type { ZooKeeperClient } from '../client/index.js';
 import { MultiError, ZooKeeperError } from '../client/index.js';
+import { pauseAfterOverload } from './transient.js';
 
 export type DeleteOptions =
   /** Delete only if the node is still the one created at this zxid (for names others may reuse). */
@@ -59,6 +60,10 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
         case 'SESSIONEXPIRED':
         case 'CLOSED':
           return false;
+        case 'OVERLOADED':
+          // Not sent: once the client's queue has room again. The loop's checks end it with the session.
+          await pauseAfterOverload(client, owner);
+          break;
         case 'CONNECTIONLOSS':
         case 'TIMEOUT':
           // Until connected again or the session is over; whatever ends the wait, the loop's checks decide.

@@ -4,7 +4,7 @@ import { ZooKeeperError } from '../client/index.js';
 import type { LockLostReason } from './lock-error.js';
 import { LockLostError } from './lock-error.js';
 import { onLivenessLost } from './session-liveness.js';
-import { isTransient } from './transient.js';
+import { OVERLOAD_PAUSE_MS, isOverloaded, isTransient } from './transient.js';
 
 export interface LeaseMonitorOptions {
   /**
@@ -35,6 +35,7 @@ export class LeaseMonitor {
   private stopped = false;
   /** The node watch could not be set (connection lost): set it on the next reconnect. */
   private rewatch = false;
+  private rewatchTimer: NodeJS.Timeout | undefined;
   private watching = false;
   private readonly unsubscribe: () => void;
   private readonly unwatchLiveness: () => void;
@@ -98,9 +99,11 @@ export class LeaseMonitor {
       if (this.stopped || !(error instanceof ZooKeeperError)) return;
       if (error.code === 'NONODE') this.lose('NODE_DELETED', 'our lock node no longer exists');
       // CONNECTIONLOSS: the state listener decides; the watch is set again on reconnect.
-      else if (isTransient(error)) {
-        if (this.client.state === 'connected') this.watchNode();
-        else this.rewatch = true;
+      else if (isTransient(error) || isOverloaded(error)) {
+        if (this.client.state !== 'connected') this.rewatch = true;
+        // Not sent: again once the client's queue had a moment to drain (see transient.ts).
+        else if (isOverloaded(error)) this.rewatchTimer = setTimeout(() => this.watchNode(), OVERLOAD_PAUSE_MS);
+        else this.watchNode();
       }
     });
   }
@@ -149,6 +152,7 @@ export class LeaseMonitor {
   }
 
   private detach(): void {
+    clearTimeout(this.rewatchTimer);
     this.unsubscribe();
     this.unwatchLiveness();
   }
