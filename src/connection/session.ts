@@ -341,7 +341,13 @@ export class Session extends EventEmitter {
           reject(e);
         },
       });
-      if (this.ready && this.connection) this.sendAuth(this.connection, entry);
+      if (this.ready && this.connection) {
+        // Requests made before addAuth run without the identity, as they would have on the wire:
+        // what waits for the pump goes out first. (Beyond maxInFlight, or while the socket is
+        // full, the rest still waits and runs with it: the ordering holds only up to there.)
+        this.pump();
+        this.sendAuth(this.connection, entry);
+      }
     });
   }
 

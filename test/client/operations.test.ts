@@ -109,6 +109,20 @@ describe('client operations against a real server', () => {
     }
   });
 
+  it('a request made before addAuth runs without that identity, even in the same tick', async () => {
+    const c = await ZooKeeperClient.connect(server.connectString);
+    try {
+      // With no identity yet, the server refuses a creator-only ACL.
+      const before = c.create('/ops-before-auth', 'x', { acl: CREATOR_ALL_ACL });
+      const auth = c.addAuth('digest', 'dave:pw');
+      await assert.rejects(before, { code: 'INVALIDACL' });
+      await auth;
+      await c.create('/ops-after-auth', 'x', { acl: CREATOR_ALL_ACL });
+    } finally {
+      await c.close();
+    }
+  });
+
   it('a wrong digest password is a different identity: NOAUTH', async () => {
     const c = await ZooKeeperClient.connect(server.connectString);
     try {
