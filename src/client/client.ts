@@ -81,7 +81,9 @@ export interface ClientOptions {
   /**
    * Requests waiting to be written (for a connection, or for room under maxInFlight), at most
    * (≥ 0, or Infinity); one more fails at once with OVERLOADED. 0: nothing waits, a request
-   * that cannot be written at once fails. Default 100,000 (see limits.ts).
+   * that cannot be written at once fails. A request that timed out or was aborted while waiting
+   * behind others counts until the queue reaches it (it holds its frame until then), so the bound
+   * holds for memory too. Default 100,000 (see limits.ts).
    */
   maxQueued?: number;
   /**

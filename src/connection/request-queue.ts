@@ -14,7 +14,7 @@ import type { Packet, PacketOwner } from './packet.js';
 export class RequestQueue implements PacketOwner {
   private packets = new Fifo<Packet>();
   private readonly frames: FrameQueue;
-  /** Queued requests not settled: what `maxQueued` bounds. */
+  /** Queued requests not settled. */
   waiting = 0;
   /**
    * How many packets at the head the wait for a connection need not be checked for again: each
@@ -25,6 +25,15 @@ export class RequestQueue implements PacketOwner {
   /** `sink` writes the frames taken: called from takeNext() (at the end of a chunk), flush(), and when a settled request breaks a run. */
   constructor(sink: (bytes: Buffer) => void) {
     this.frames = new FrameQueue(sink);
+  }
+
+  /**
+   * Requests held, settled ones included: one that timed out behind a head that does not move
+   * keeps its place (and its frame) until the head reaches it. What `maxQueued` bounds, so that
+   * the bound holds for memory too, whatever becomes of the requests.
+   */
+  get held(): number {
+    return this.packets.length;
   }
 
   /** Queues `packet` with the frame `w` holds (and leaves `w` ready for the next frame). */

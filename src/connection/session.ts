@@ -229,7 +229,7 @@ export class Session extends EventEmitter {
    */
   private overload(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
     const free = this.ready ? Math.max(0, this.options.maxInFlight - this.outstanding.length) : 0;
-    const waiting = this.pending.waiting - free;
+    const waiting = this.pending.held - free;
     if (waiting < this.options.maxQueued) return undefined;
     return withoutStack(
       () => new ZooKeeperError('OVERLOADED', `${waiting} requests already wait to be sent (maxQueued ${this.options.maxQueued})`, { op: spec.op, path: spec.path }),

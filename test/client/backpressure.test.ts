@@ -60,6 +60,26 @@ describe('requests in flight and queued', () => {
     assert.deepEqual(load(client), { inFlight: 0, waiting: 0 });
   });
 
+  it('requests that timed out behind a head that does not move still count toward maxQueued, so their memory is bounded too', async () => {
+    const { client, proxy } = await zk.viaProxy({ maxInFlight: 1, maxQueued: 10 });
+    proxy.blackhole('downstream');
+    // One in flight, and one waiting with no timeout of its own: the head of the queue stays put.
+    const stuck = [client.getData('/'), client.getData('/')].map((p) => p.catch(() => undefined));
+    let refused: ZooKeeperError | undefined;
+    for (let i = 0; i < 100 && !refused; i++) {
+      const outcome = await client.getData('/', { timeout: 1 }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      if (outcome instanceof ZooKeeperError && outcome.code === 'OVERLOADED') refused = outcome;
+      else assert.ok(outcome instanceof ZooKeeperError && outcome.code === 'TIMEOUT', `timed out while queued: ${String(outcome)}`);
+    }
+    assert.ok(refused, 'OVERLOADED once maxQueued requests are held, timed out or not');
+    proxy.resetAll();
+    proxy.passThrough();
+    await within(Promise.all(stuck), sessionBound(client.sessionTimeout), 'the stuck requests settle');
+  });
+
   it('a request beyond maxQueued fails at once with OVERLOADED, naming its op and path; below it requests are taken again', async () => {
     const { client, proxy } = await zk.viaProxy({ maxInFlight: 2, maxQueued: 3 });
     proxy.blackhole('downstream');
