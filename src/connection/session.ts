@@ -107,6 +107,8 @@ export class Session extends EventEmitter {
   private outstanding = new Fifo<Packet>();
   /** Every request is encoded here first, then its frame is copied into the queue. */
   private readonly writer = new Writer(256);
+  /** True while `writer` holds a frame being encoded (see request()). */
+  private encoding = false;
   private pumpScheduled = false;
   private readonly pumpTask = (): void => this.pump();
   /** When the session last had a usable connection (performance.now()); undefined while it has one. */
@@ -199,10 +201,18 @@ export class Session extends EventEmitter {
     const refused = this.refusal(spec) ?? this.overload(spec);
     if (refused) return Promise.reject(refused);
     // The frame is encoded now, not when it goes out: the caller's buffers may change meanwhile.
-    const w = this.writer;
-    w.reset();
-    writeRequestHeader(w, 0, spec.type);
-    spec.write?.(w);
+    // Encoding may run the caller's code (a getter on an ACL it passed), which may call the client
+    // again: that nested request gets a writer of its own, or it would overwrite this frame.
+    const nested = this.encoding;
+    const w = nested ? new Writer(64) : this.writer;
+    this.encoding = true;
+    try {
+      w.reset();
+      writeRequestHeader(w, 0, spec.type);
+      spec.write?.(w);
+    } finally {
+      this.encoding = nested;
+    }
     const bytes = w.bodyLength;
     const limit = this.options.maxRequestBytes;
     if (bytes > limit) {

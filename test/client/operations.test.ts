@@ -123,6 +123,24 @@ describe('client operations against a real server', () => {
     }
   });
 
+  it("a request made by the caller's own code while another is being encoded leaves that one's frame intact", async () => {
+    let nested: Promise<unknown> | undefined;
+    // A getter on the ACL the create is encoding, which calls the client again.
+    const acl = [
+      {
+        get perms(): number {
+          nested ??= client.exists('/zookeeper');
+          return Perms.ALL;
+        },
+        id: { scheme: 'world', id: 'anyone' },
+      },
+    ];
+    const created = await client.create('/ops-reentry', 'd', { acl });
+    assert.equal(created.path, '/ops-reentry');
+    assert.ok(await nested, 'the nested request was answered too');
+    assert.equal((await client.getData('/ops-reentry')).data.toString(), 'd');
+  });
+
   it('a wrong digest password is a different identity: NOAUTH', async () => {
     const c = await ZooKeeperClient.connect(server.connectString);
     try {
