@@ -1,5 +1,5 @@
 import type { FaultRecord, OperationRecord } from './history.js';
-import { LOCKS } from './history.js';
+import { EXCLUSIVE_PATHS, LOCKS } from './history.js';
 
 export interface Overlap {
   lock: string;
@@ -69,7 +69,7 @@ export function check(input: CheckInput): CheckResult {
   };
   const overlaps: Overlap[] = [];
   const fencingViolations: string[] = [];
-  for (const lock of [...LOCKS.mutexes, LOCKS.readWrite]) {
+  for (const lock of EXCLUSIVE_PATHS) {
     const onLock = ops.filter((op) => op.locks.some((l) => l.lock === lock)).sort((x, y) => x.start - y.start);
     overlaps.push(...exclusionBreaks(lock, onLock, excuseOf));
     fencingViolations.push(...fencingBreaks(lock, onLock));

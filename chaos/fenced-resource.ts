@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { HeldLock, HoldKind, OperationRecord } from './history.js';
+import type { HeldLock, HoldKind, Language, OperationRecord } from './history.js';
 import { preciseNow } from './history.js';
 
 export interface BeginRequest {
@@ -10,6 +10,9 @@ export interface BeginRequest {
   process: string;
   kind: HoldKind;
   locks: HeldLock[];
+  language: Language;
+  session: string;
+  acquiredAt: number;
 }
 
 export interface EndRequest {

@@ -1,5 +1,8 @@
 /** The records the runner keeps and the checker reads: shared by every chaos module. */
 
+/** Which library a contender runs: ours, or a peer on the same lock paths (Apache Curator, kazoo). */
+export type Language = 'zklock' | 'curator' | 'kazoo';
+
 /** What kind of hold an operation ran under; it decides how the resource fences it. */
 export type HoldKind = 'mutex' | 'multi' | 'read' | 'write' | 'semaphore';
 
@@ -18,6 +21,11 @@ export interface OperationRecord {
   process: string;
   kind: HoldKind;
   locks: HeldLock[];
+  language: Language;
+  /** The ZooKeeper session the locks were acquired on (hex): the unit of exclusion. */
+  session: string;
+  /** When the acquire resolved, on preciseNow()'s clock (every language reads CLOCK_MONOTONIC). */
+  acquiredAt: number;
   start: number;
   end?: number;
   /** Accepted at begin and at end: its effects stand. */
@@ -42,11 +50,20 @@ export interface FaultRecord {
 
 /** Semaphore and lock layout of a run: the runner, the workers and the checker all read it. */
 export const LOCKS = {
+  /** Curator's layout: zklock's Mutex and Curator's InterProcessMutex contend here. */
   mutexes: ['/chaos/mutex-a', '/chaos/mutex-b'],
+  /** Curator's layout: zklock's ReadWriteLock and Curator's InterProcessReadWriteLock. */
   readWrite: '/chaos/rw',
+  /** Curator's InterProcessSemaphoreV2 layout, shared with zklock's Semaphore. */
   semaphore: '/chaos/sem',
   semaphoreSize: 2,
+  /** kazoo's layout (`layout: 'kazoo'` on our side): kazoo's Lock, and its ReadLock/WriteLock. */
+  kazooMutex: '/chaos/kazoo-mutex',
+  kazooReadWrite: '/chaos/kazoo-rw',
 } as const;
+
+/** The lock paths whose holders must exclude one another (all but readers beside readers). */
+export const EXCLUSIVE_PATHS: readonly string[] = [...LOCKS.mutexes, LOCKS.readWrite, LOCKS.kazooMutex, LOCKS.kazooReadWrite];
 
 /** Milliseconds on the kernel's monotonic clock: sub-millisecond, and comparable across local processes (see src/cli/demo/record.ts). */
 export function preciseNow(): number {

@@ -1,5 +1,5 @@
 import type { FaultRecord, OperationRecord } from './history.js';
-import { LOCKS } from './history.js';
+import { EXCLUSIVE_PATHS, LOCKS } from './history.js';
 
 export interface TimelineInput {
   operations: readonly OperationRecord[];
@@ -46,7 +46,7 @@ export function renderTimeline(input: TimelineInput): string {
   const colour = (process: string): string => `hsl(${Math.round((processes.indexOf(process) * 360) / Math.max(1, processes.length))},65%,45%)`;
   const body: string[] = [];
   let y = TOP;
-  for (const lock of [...LOCKS.mutexes, LOCKS.readWrite, LOCKS.semaphore]) {
+  for (const lock of [...EXCLUSIVE_PATHS, LOCKS.semaphore]) {
     const ops = input.operations.filter((op) => op.locks.some((l) => l.lock === lock)).sort((a, b) => a.start - b.start);
     const lanes = assignLanes(ops, input.runEnd);
     const height = Math.max(1, ...lanes.values()) * LANE_HEIGHT + LANE_HEIGHT;

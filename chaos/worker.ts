@@ -44,6 +44,9 @@ const IDLE_TIMEOUT_MS = 120_000;
 interface Hold {
   kind: HoldKind;
   locks: HeldLock[];
+  acquiredAt: number;
+  /** The session the lease was granted on: the client's current one as the acquire resolves. */
+  session: string;
   signal: AbortSignal;
   release(): Promise<void>;
 }
@@ -80,10 +83,12 @@ function send(message: WorkerMessage): void {
 }
 
 async function loop(worker: string, prng: Prng): Promise<void> {
-  const mutexes = LOCKS.mutexes.map((path) => new Mutex(client, path, { ownerId: worker }));
-  const rw = new ReadWriteLock(client, LOCKS.readWrite, { ownerId: worker });
-  const semaphore = new Semaphore(client, LOCKS.semaphore, LOCKS.semaphoreSize, { ownerId: worker });
-  const multi = new MultiLock(LOCKS.mutexes.map((path) => new Mutex(client, path, { ownerId: worker })));
+  const owner = { ownerId: worker };
+  // Curator's layout on the shared paths (Curator workers contend there), kazoo's on kazoo's paths.
+  const mutexes = [...LOCKS.mutexes.map((path) => new Mutex(client, path, owner)), new Mutex(client, LOCKS.kazooMutex, { ...owner, layout: 'kazoo' })];
+  const rws = [new ReadWriteLock(client, LOCKS.readWrite, owner), new ReadWriteLock(client, LOCKS.kazooReadWrite, { ...owner, layout: 'kazoo' })];
+  const semaphore = new Semaphore(client, LOCKS.semaphore, LOCKS.semaphoreSize, owner);
+  const multi = new MultiLock(LOCKS.mutexes.map((path) => new Mutex(client, path, owner)));
   let n = 0;
   while (!stop.signal.aborted) {
     const kind = prng.pick<HoldKind>(['mutex', 'mutex', 'multi', 'read', 'read', 'write', 'semaphore', 'semaphore']);
@@ -91,8 +96,8 @@ async function loop(worker: string, prng: Prng): Promise<void> {
     let hold: Hold;
     try {
       if (kind === 'mutex') hold = single(kind, await prng.pick(mutexes).acquire(options), true);
-      else if (kind === 'read') hold = single(kind, await rw.readLock.acquire(options), false);
-      else if (kind === 'write') hold = single(kind, await rw.writeLock.acquire(options), true);
+      else if (kind === 'read') hold = single(kind, await prng.pick(rws).readLock.acquire(options), false);
+      else if (kind === 'write') hold = single(kind, await prng.pick(rws).writeLock.acquire(options), true);
       else if (kind === 'semaphore') hold = single(kind, await semaphore.acquire(options), false);
       else hold = several(await multi.acquire(options));
     } catch (error) {
@@ -112,12 +117,16 @@ async function loop(worker: string, prng: Prng): Promise<void> {
 }
 
 function single(kind: HoldKind, lease: Lease, fenced: boolean): Hold {
-  return { kind, locks: [{ lock: lease.lockPath, token: lease.fencingToken.toString(), fenced }], signal: lease.signal, release: () => lease.release() };
+  return { kind, locks: [{ lock: lease.lockPath, token: lease.fencingToken.toString(), fenced }], ...granted(), signal: lease.signal, release: () => lease.release() };
 }
 
 function several(lease: MultiLease): Hold {
   const locks = lease.leases.map((l) => ({ lock: l.lockPath, token: l.fencingToken.toString(), fenced: true }));
-  return { kind: 'multi', locks, signal: lease.signal, release: () => lease.release() };
+  return { kind: 'multi', locks, ...granted(), signal: lease.signal, release: () => lease.release() };
+}
+
+function granted(): { acquiredAt: number; session: string } {
+  return { acquiredAt: preciseNow(), session: client.sessionId.toString(16) };
 }
 
 async function operate(id: string, worker: string, hold: Hold, holdMs: number): Promise<void> {
@@ -128,7 +137,7 @@ async function operate(id: string, worker: string, hold: Hold, holdMs: number): 
   };
   if (hold.signal.aborted) onAbort();
   else hold.signal.addEventListener('abort', onAbort, { once: true });
-  const begin: BeginRequest = { id, worker, process: config.name, kind: hold.kind, locks: hold.locks };
+  const begin: BeginRequest = { id, worker, process: config.name, kind: hold.kind, locks: hold.locks, language: 'zklock', session: hold.session, acquiredAt: hold.acquiredAt };
   try {
     const reply = await call('/begin', begin);
     // The "work": stop at once when the lease is lost, as a well-behaved client must.
