@@ -13,6 +13,12 @@ export interface FaultProxyOptions {
   readonly targetPort: number;
   /** The target's host. Default 127.0.0.1. */
   readonly targetHost?: string;
+  /**
+   * Called for every new connection; the function it returns rewrites that connection's client →
+   * server bytes before any fault applies, and may hold bytes back by returning an empty buffer
+   * (e.g. to rewrite a handshake split over several chunks). Default: bytes pass unchanged.
+   */
+  readonly rewriteUpstream?: () => (chunk: Buffer) => Buffer;
 }
 
 /** Counters over the proxy's whole life (closed connections included). */
@@ -64,6 +70,7 @@ export class FaultProxy {
   readonly port: number;
   readonly #server: Server;
   readonly #target: { readonly host: string; readonly port: number };
+  readonly #rewriteUpstream: FaultProxyOptions['rewriteUpstream'];
   readonly #connections = new Set<ProxyConnection>();
   readonly #listeners = new Set<(event: ProxyChunkEvent) => void>();
   readonly #blackholed: Record<Direction, boolean> = { upstream: false, downstream: false };
@@ -74,10 +81,11 @@ export class FaultProxy {
   #totalConnections = 0;
   #refusedConnections = 0;
 
-  private constructor(server: Server, port: number, target: { readonly host: string; readonly port: number }) {
+  private constructor(server: Server, port: number, options: FaultProxyOptions) {
     this.#server = server;
     this.port = port;
-    this.#target = target;
+    this.#target = { host: options.targetHost ?? LOOPBACK, port: options.targetPort };
+    this.#rewriteUpstream = options.rewriteUpstream;
     server.on('connection', (socket: Socket) => this.#accept(socket));
   }
 
@@ -95,7 +103,7 @@ export class FaultProxy {
         resolve(address !== null && typeof address !== 'string' ? address.port : 0);
       });
     });
-    return new FaultProxy(server, port, { host: options.targetHost ?? LOOPBACK, port: options.targetPort });
+    return new FaultProxy(server, port, options);
   }
 
   /** `127.0.0.1:<port>`: give this to the client instead of the server's address. */
@@ -121,6 +129,7 @@ export class FaultProxy {
       faults: (direction) => ({ blackholed: this.#blackholed[direction], latencyMs: this.#latencyMs[direction] }),
       report: (event) => this.#report(event),
       closed: (closed) => this.#connections.delete(closed),
+      rewriteUpstream: this.#rewriteUpstream,
     });
     this.#connections.add(connection);
   }

@@ -20,6 +20,8 @@ export interface ProxyConnectionHooks {
   readonly faults: (direction: Direction) => FlowFaults;
   readonly report: (event: ProxyChunkEvent) => void;
   readonly closed: (connection: ProxyConnection) => void;
+  /** Makes this connection's rewrite of client → server bytes, if the proxy has one. */
+  readonly rewriteUpstream?: (() => (chunk: Buffer) => Buffer) | undefined;
 }
 
 /** Both directions, upstream first. */
@@ -49,7 +51,7 @@ export class ProxyConnection {
     this.#client = client;
     this.#server = connect({ host: target.host, port: target.port, allowHalfOpen: true });
     this.#server.unref();
-    const flow = (direction: Direction, source: Socket, destination: Socket): ProxyFlow => {
+    const flow = (direction: Direction, source: Socket, destination: Socket, rewrite?: (chunk: Buffer) => Buffer): ProxyFlow => {
       const result: ProxyFlow = new ProxyFlow(
         source,
         destination,
@@ -59,11 +61,12 @@ export class ProxyConnection {
         },
         ({ chunk, dropped }) =>
           hooks.report({ connection: this, direction, chunk, dropped, forwardedBytes: result.forwardedBytes }),
+        rewrite,
       );
       return result;
     };
     this.#flows = {
-      upstream: flow('upstream', this.#client, this.#server),
+      upstream: flow('upstream', this.#client, this.#server, hooks.rewriteUpstream?.()),
       downstream: flow('downstream', this.#server, this.#client),
     };
     const watchClose = (socket: Socket, other: Socket, towardOther: ProxyFlow): void => {

@@ -39,12 +39,25 @@ export class ProxyFlow {
   readonly #queue: Pending[] = [];
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(source: Socket, destination: Socket, faults: () => FlowFaults, report: (chunk: FlowChunk) => void) {
+  /**
+   * `rewrite`, when given, sees the source's bytes first and may hold some back (returning an
+   * empty buffer); bytes it still holds when the source ends are lost with the connection.
+   */
+  constructor(
+    source: Socket,
+    destination: Socket,
+    faults: () => FlowFaults,
+    report: (chunk: FlowChunk) => void,
+    rewrite?: (chunk: Buffer) => Buffer,
+  ) {
     this.#source = source;
     this.#destination = destination;
     this.#faults = faults;
     this.#report = report;
-    source.on('data', (chunk: Buffer) => this.#accept(chunk));
+    source.on('data', (chunk: Buffer) => {
+      const bytes = rewrite === undefined ? chunk : rewrite(chunk);
+      if (bytes.length > 0) this.#accept(bytes);
+    });
     source.on('end', () => this.#accept(undefined));
   }
 
