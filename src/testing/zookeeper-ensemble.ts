@@ -2,6 +2,8 @@ import { join } from 'node:path';
 import { pollUntil } from './bounded-wait.js';
 import { HarnessError, isHarnessError } from './harness-error.js';
 import { allocatePort, LOOPBACK, retryOnPortConflict } from './loopback-ports.js';
+import { MemberLinks } from './member-links.js';
+import type { CutOptions, LinkOptions } from './member-links.js';
 import { removeTempDir } from './temp-dir.js';
 import { createWorkspace } from './workspace.js';
 import type { Workspace } from './workspace.js';
@@ -19,6 +21,13 @@ export interface ZooKeeperEnsembleOptions extends ZooKeeperOptions {
   readonly initLimit?: number;
   /** Ticks a follower may lag behind the leader before it is dropped. Default 5. */
   readonly syncLimit?: number;
+  /**
+   * Route every member-to-member connection (quorum and leader election, each direction)
+   * through a proxy of the harness, for {@link ZooKeeperEnsemble.partition} and the other link
+   * faults. Needs ZooKeeper's default `reconfigEnabled=false`, under which each member keeps its
+   * own view of where its peers are. Default false.
+   */
+  readonly linkProxies?: boolean;
 }
 
 /** The harness's default `initLimit`, ticks. */
@@ -91,6 +100,7 @@ export class ZooKeeperEnsemble {
   readonly #members: readonly EnsembleMember[];
   #workspace: Workspace | undefined;
   #plans: readonly LaunchPlan[] | undefined;
+  #links: MemberLinks | undefined;
   #closed = false;
 
   /** Validates the options (`INVALID_OPTIONS`); nothing else happens until {@link start}. */
@@ -178,13 +188,17 @@ export class ZooKeeperEnsemble {
     } else {
       const workspace = (this.#workspace ??= await createWorkspace(this.#options, this.#timing, 'ensemble', ELECTION_JVM_ARGS));
       await retryOnPortConflict(async () => {
-        this.#plans = await planMembers(this.#options, this.#limits, workspace, this.#members.length);
+        const planned = await planMembers(this.#options, this.#limits, workspace, this.#members.length);
+        this.#plans = planned.plans;
+        this.#links = planned.links;
         try {
           await Promise.all(this.#members.map((member) => member.start()));
         } catch (error) {
           // One member failing leaves the others waiting for a quorum that will never come.
           await Promise.allSettled(this.#members.map((member) => member.kill()));
+          await this.#links?.close();
           this.#plans = undefined;
+          this.#links = undefined;
           throw error;
         }
       });
@@ -266,6 +280,71 @@ export class ZooKeeperEnsemble {
     return Object.fromEntries(entries);
   }
 
+  /**
+   * Splits the members into `groups` (every member in exactly one): every link between members
+   * of different groups is cut both ways, every other link heals. `partition([[1], [2, 3]])`
+   * cuts member 1 off. Needs `linkProxies: true`; clients keep reaching every member.
+   */
+  partition(groups: readonly (readonly number[])[], options: CutOptions = {}): void {
+    const links = this.#requireLinks('partition');
+    const groupOf = new Map<number, number>();
+    groups.forEach((group, index) =>
+      group.forEach((id) => {
+        this.member(id);
+        if (groupOf.has(id)) throw new HarnessError('INVALID_OPTIONS', `Member ${id} is in two groups`, { option: 'groups', value: groups });
+        groupOf.set(id, index);
+      }),
+    );
+    if (groupOf.size !== this.#members.length) {
+      throw new HarnessError('INVALID_OPTIONS', `Every member must be in a group: ${JSON.stringify(groups)}`, { option: 'groups', value: groups });
+    }
+    links.heal();
+    for (const a of this.#members) {
+      for (const b of this.#members) {
+        if (a.id < b.id && groupOf.get(a.id) !== groupOf.get(b.id)) links.cut(a.id, b.id, { how: options.how });
+      }
+    }
+  }
+
+  /** Cuts member `id` off from every other member: `partition([[id], others])`. */
+  isolate(id: number, options: CutOptions = {}): void {
+    this.partition([[id], this.#members.filter((member) => member.id !== id).map((member) => member.id)], options);
+  }
+
+  /**
+   * Cuts the link between members `from` and `to`, both ways unless `oneWay` (then only what
+   * `from` sends to `to` is lost). Adds to the cuts already in place. Needs `linkProxies: true`.
+   */
+  cutLink(from: number, to: number, options: CutOptions & LinkOptions = {}): void {
+    this.#requireLinks('cutLink').cut(from, to, options);
+  }
+
+  /** Delays every chunk between `from` and `to` (only from `from` to `to` with `oneWay`) by `latencyMs`; 0 ends it. */
+  slowLink(from: number, to: number, latencyMs: number, options: LinkOptions = {}): void {
+    this.#requireLinks('slowLink').slow(from, to, latencyMs, options);
+  }
+
+  /** Ends every cut and delay between members; members redial by themselves. */
+  heal(): void {
+    this.#requireLinks('heal').heal();
+  }
+
+  #requireLinks(operation: string): MemberLinks {
+    if (this.#options.linkProxies !== true) {
+      throw new HarnessError('INVALID_OPTIONS', `Cannot ${operation}: the ensemble has no link proxies (option linkProxies: true)`, {
+        option: 'linkProxies',
+        value: this.#options.linkProxies,
+      });
+    }
+    if (this.#links === undefined) {
+      throw new HarnessError('INVALID_STATE', `Cannot ${operation}: the ensemble is not started`, {
+        operation,
+        state: this.#closed ? 'closed' : 'stopped',
+      });
+    }
+    return this.#links;
+  }
+
   /** Stops every member gracefully (in parallel). Ports and data stay for a later {@link start}. */
   async stop(): Promise<void> {
     await Promise.all(this.#members.map((member) => member.stop()));
@@ -276,6 +355,8 @@ export class ZooKeeperEnsemble {
     if (this.#closed) return;
     await this.stop();
     this.#closed = true;
+    await this.#links?.close();
+    this.#links = undefined;
     if (this.#workspace !== undefined) await removeTempDir(this.#workspace.dir);
   }
 
@@ -299,18 +380,23 @@ async function planMembers(
   limits: QuorumLimits,
   workspace: Workspace,
   size: number,
-): Promise<LaunchPlan[]> {
+): Promise<{ plans: LaunchPlan[]; links: MemberLinks | undefined }> {
   const ports: MemberPorts[] = [];
   for (let i = 0; i < size; i++) ports.push(await allocateMemberPorts(workspace.tls !== undefined));
-  const roleEntries: Record<string, number | string> = { ...limits };
-  ports.forEach((p, index) => {
-    roleEntries[`server.${index + 1}`] = `${LOOPBACK}:${p.quorum}:${p.election}`;
-  });
-  return ports.map((p, index) => {
+  const links = options.linkProxies === true ? await MemberLinks.start(ports) : undefined;
+  const plans = ports.map((p, index) => {
     const id = index + 1;
+    const roleEntries: Record<string, number | string> = { ...limits };
+    ports.forEach((peer, peerIndex) => {
+      const peerId = peerIndex + 1;
+      // A member's own line is where it listens; the others are where it dials (via a proxy with links).
+      roleEntries[`server.${peerId}`] =
+        links === undefined || peerId === id ? `${LOOPBACK}:${peer.quorum}:${peer.election}` : links.serverAddress(id, peerId);
+    });
     const dir = join(workspace.dir, `member-${id}`);
     const tls = workspace.tls === undefined || p.secure === undefined ? undefined : { securePort: p.secure, material: workspace.tls };
     const config = renderConfig({ options, timing: workspace.timing, dataDir: join(dir, 'data'), clientPort: p.client, tls, roleEntries });
     return { workspace, dir, files: { 'zoo.cfg': config, 'data/myid': `${id}\n` }, clientPort: p.client, securePort: p.secure };
   });
+  return { plans, links };
 }
