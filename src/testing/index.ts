@@ -20,6 +20,8 @@
  *   key and self-signed certificate (CN/SAN 127.0.0.1, localhost) made with the JDK's keytool.
  * - Read-only mode (`readOnlyMode: true`): `-Dreadonlymode.enabled=true` and
  *   `localSessionsEnabled=true`, so that a member without quorum serves read-only clients.
+ * - Link proxies (`linkProxies: true`, ensembles only): every member dials its peers through a
+ *   proxy per directed link, for {@link ZooKeeperEnsemble.partition} and the other link faults.
  *
  * @packageDocumentation
  */
