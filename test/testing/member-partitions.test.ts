@@ -92,7 +92,7 @@ describe('ZooKeeperEnsemble with link proxies', { timeout: harnessBound(8) }, ()
     await ensemble.waitForQuorum();
   });
 
-  it('a frozen follower suspends its pinned client, which resumes its session after the thaw', async () => {
+  it('a frozen follower suspends its pinned client, which learns the fate of its session after the thaw', async (t) => {
     const leader = await ensemble.leader();
     const follower = ensemble.members.find((member) => member !== leader);
     assert.ok(follower !== undefined);
@@ -102,10 +102,14 @@ describe('ZooKeeperEnsemble with link proxies', { timeout: harnessBound(8) }, ()
       const suspended = nextEvent(pinned, 'suspended', sessionBound(PINNED_SESSION_MS));
       await follower.pause();
       await suspended;
-      const reconnected = nextEvent(pinned, 'reconnected', sessionBound(PINNED_SESSION_MS));
+      // The client suspends after 2/3 of its timeout; the leader expires the session at the full
+      // timeout unless the thawed follower rejoins and the client reconnects in the last third
+      // first. Which one wins depends on the machine's load, and both are correct: the client
+      // must end in one of them, never stay suspended.
       await follower.resume();
-      await reconnected;
-      assert.equal(pinned.sessionId, sessionId);
+      await eventually(() => pinned.state === 'connected' || pinned.state === 'expired', sessionBound(PINNED_SESSION_MS), 'a decided session');
+      t.diagnostic(`after the thaw: ${pinned.state}`);
+      if (pinned.state === 'connected') assert.equal(pinned.sessionId, sessionId);
     } finally {
       await pinned.close();
     }
