@@ -45,6 +45,8 @@ function key(from: number, to: number): string {
  */
 export class MemberLinks {
   readonly #links: ReadonlyMap<string, DirectedLink>;
+  /** Proxies that black-holed a direction since the last heal: their connections have lost bytes. */
+  readonly #holed = new Set<FaultProxy>();
 
   private constructor(links: ReadonlyMap<string, DirectedLink>) {
     this.#links = links;
@@ -97,6 +99,7 @@ export class MemberLinks {
     for (const [from, to] of this.#ways(a, b, options)) {
       for (const proxy of this.#proxies(from, to)) proxy.blackhole('upstream');
       for (const proxy of this.#proxies(to, from)) proxy.blackhole('downstream');
+      for (const proxy of [...this.#proxies(from, to), ...this.#proxies(to, from)]) this.#holed.add(proxy);
     }
   }
 
@@ -108,12 +111,19 @@ export class MemberLinks {
     }
   }
 
-  /** Every link back to faithful forwarding (connections reset by a cut stay gone; members redial). */
+  /**
+   * Every link back to faithful forwarding; members redial what a cut closed. A connection that
+   * lost bytes to a black hole is reset here, as if its ends had timed out: a real network delays
+   * a TCP stream's bytes but never loses some from its middle, so resuming it would hand a member
+   * a torn message no partition can produce.
+   */
   heal(): void {
     for (const link of this.#links.values()) {
       link.quorum.passThrough();
       link.election.passThrough();
     }
+    for (const proxy of this.#holed) proxy.resetAll();
+    this.#holed.clear();
   }
 
   async close(): Promise<void> {

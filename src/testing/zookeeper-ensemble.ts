@@ -324,7 +324,7 @@ export class ZooKeeperEnsemble {
     this.#requireLinks('slowLink').slow(from, to, latencyMs, options);
   }
 
-  /** Ends every cut and delay between members; members redial by themselves. */
+  /** Ends every cut and delay between members (connections that lost bytes to a black hole are reset); members redial by themselves. */
   heal(): void {
     this.#requireLinks('heal').heal();
   }
