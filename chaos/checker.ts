@@ -1,5 +1,9 @@
 import type { FaultRecord, OperationRecord } from './history.js';
-import { EXCLUSIVE_PATHS, LOCKS } from './history.js';
+import { EXCLUSIVE_PATHS, LOCKS, WORKER_FAULTS } from './history.js';
+import type { FaultKindSummary } from './fault-summary.js';
+import { summarizeByKind, worst } from './fault-summary.js';
+import type { LostLease } from './lost-leases.js';
+import { lostLeases } from './lost-leases.js';
 
 export interface Overlap {
   lock: string;
@@ -7,8 +11,12 @@ export interface Overlap {
   b: string;
   fromMs: number;
   toMs: number;
-  /** 'signal': one side's lease signal had aborted by the time the overlap began; 'paused': one side's process was SIGSTOPped during its operation; undefined: unexcused. */
-  excuse?: 'signal' | 'paused';
+  /**
+   * 'signal': one side's lease signal had aborted by the time the overlap began; 'paused': one
+   * side's process was SIGSTOPped during its operation; 'peer': the side that held first (the
+   * stale one) is a Curator or kazoo worker, which has no signal to stop on; undefined: unexcused.
+   */
+  excuse?: 'signal' | 'paused' | 'peer';
   /** For an unexcused overlap: when each side's signal fired, if it did, relative to the overlap's start. */
   note?: string;
 }
@@ -37,6 +45,11 @@ export interface CheckResult {
   /** (3) the most concurrent semaphore operations, all and not counting excused ones. */
   semaphoreMax: { all: number; unexcused: number; bound: number };
   lostSignals: Record<string, number>;
+  /** (6) every zklock lease lost during an operation, with its margin over the next acquisition. */
+  lostLeases: LostLease[];
+  lostLeaseViolations: number;
+  /** Per fault kind: count, worst stall and resumption, violations, lost-lease margins. */
+  byKind: FaultKindSummary[];
   /** (4) contender nodes still there once every worker had closed. */
   leakedNodes: string[];
   /** (5) recovery after each fault. */
@@ -67,22 +80,32 @@ export function check(input: CheckInput): CheckResult {
     if (op.lostAt !== undefined && op.lostAt <= at) return 'signal';
     return pausedDuring(op) ? 'paused' : undefined;
   };
+  /**
+   * A Curator or kazoo holder cannot learn its lease is gone and stop, so one a fault may have
+   * cost its session (a fault in force during its hold, up to a session timeout after the heal)
+   * is excused as 'peer'. With no fault about, a peer in an overlap is a finding like any other.
+   */
+  const peerExcuse = (op: Interval): Overlap['excuse'] =>
+    op.language !== 'zklock' && input.faults.some((f) => f.start < op.end && f.end + input.sessionTimeoutMs > op.acquiredAt) ? 'peer' : undefined;
   const overlaps: Overlap[] = [];
   const fencingViolations: string[] = [];
   for (const lock of EXCLUSIVE_PATHS) {
     const onLock = ops.filter((op) => op.locks.some((l) => l.lock === lock)).sort((x, y) => x.start - y.start);
-    overlaps.push(...exclusionBreaks(lock, onLock, excuseOf));
+    overlaps.push(...exclusionBreaks(lock, onLock, excuseOf, peerExcuse));
     fencingViolations.push(...fencingBreaks(lock, onLock));
   }
   const semaphoreOps = ops.filter((op) => op.kind === 'semaphore');
   const all = maxConcurrent(semaphoreOps);
-  // A semaphore holder counts unless its lease was lost (by the end of its operation) or its process paused.
-  const unexcused = maxConcurrent(semaphoreOps.filter((op) => excuseOf(op, op.end) === undefined));
+  // A semaphore holder counts unless its lease was lost (by the end of its operation), its process
+  // paused, or it is a peer a fault may have cut off.
+  const unexcused = maxConcurrent(semaphoreOps.filter((op) => excuseOf(op, op.end) === undefined && peerExcuse(op) === undefined));
   const lostSignals: Record<string, number> = {};
   for (const op of ops) if (op.lost !== undefined) lostSignals[op.lost] = (lostSignals[op.lost] ?? 0) + 1;
   const recoveries = input.faults.map((fault) => recovery(fault, ops, input.runStart));
   const unexcusedOverlaps = overlaps.filter((o) => o.excuse === undefined).length;
   const semaphoreBroken = unexcused > LOCKS.semaphoreSize;
+  const lost = lostLeases(ops, input.faults, input.runStart, input.sessionTimeoutMs);
+  const lostLeaseViolations = lost.filter((l) => l.violation).length;
   return {
     operations: ops.length,
     accepted: ops.filter((op) => op.accepted).length,
@@ -92,17 +115,35 @@ export function check(input: CheckInput): CheckResult {
     unexcusedOverlaps,
     semaphoreMax: { all, unexcused, bound: LOCKS.semaphoreSize },
     lostSignals,
+    lostLeases: lost,
+    lostLeaseViolations,
+    byKind: summarizeByKind({ faults: input.faults, recoveries, overlaps, lostLeases: lost, sessionTimeoutMs: input.sessionTimeoutMs }),
     leakedNodes: input.leakedNodes,
     recoveries,
     worstRecoveryMs: worst(recoveries.map((r) => r.resumeMs)),
     worstStallMs: worst(recoveries.map((r) => r.stallMs)),
     sessionTimeoutMs: input.sessionTimeoutMs,
-    ok: fencingViolations.length === 0 && unexcusedOverlaps === 0 && !semaphoreBroken && input.leakedNodes.length === 0 && ops.length > 0,
+    ok:
+      fencingViolations.length === 0 &&
+      unexcusedOverlaps === 0 &&
+      lostLeaseViolations === 0 &&
+      !semaphoreBroken &&
+      input.leakedNodes.length === 0 &&
+      ops.length > 0,
   };
 }
 
-/** Pairs of operations on `lock` that held it together when at least one needed it alone. */
-function exclusionBreaks(lock: string, sorted: readonly Interval[], excuseOf: (op: Interval, at: number) => Overlap['excuse']): Overlap[] {
+/**
+ * Pairs of operations on `lock` that held it together when at least one needed it alone. Of the
+ * two, the one that began first is the stale holder (the other could only get in once its node
+ * was gone), so only that one may be excused as a peer.
+ */
+function exclusionBreaks(
+  lock: string,
+  sorted: readonly Interval[],
+  excuseOf: (op: Interval, at: number) => Overlap['excuse'],
+  peerExcuse: (op: Interval) => Overlap['excuse'],
+): Overlap[] {
   const found: Overlap[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const a = sorted[i] as Interval;
@@ -110,7 +151,7 @@ function exclusionBreaks(lock: string, sorted: readonly Interval[], excuseOf: (o
       const b = sorted[j] as Interval;
       if (a.kind === 'read' && b.kind === 'read') continue;
       const overlap: Overlap = { lock, a: a.id, b: b.id, fromMs: b.start, toMs: Math.min(a.end, b.end) };
-      const excuse = excuseOf(a, overlap.fromMs) ?? excuseOf(b, overlap.fromMs);
+      const excuse = excuseOf(a, overlap.fromMs) ?? excuseOf(b, overlap.fromMs) ?? peerExcuse(a);
       if (excuse) overlap.excuse = excuse;
       else overlap.note = [a, b].map((op) => `${op.id} ${op.lost === undefined ? 'not signalled' : `${op.lost} at +${Math.round((op.lostAt ?? 0) - overlap.fromMs)} ms`}`).join('; ');
       found.push(overlap);
@@ -133,11 +174,6 @@ function fencingBreaks(lock: string, sorted: readonly Interval[]): string[] {
   return problems;
 }
 
-function worst(times: readonly (number | null)[]): number | null {
-  const known = times.filter((t): t is number => t !== null);
-  return known.length > 0 ? Math.max(...known) : null;
-}
-
 function maxConcurrent(ops: readonly Interval[]): number {
   // Ends sort before starts at the same instant: back-to-back holds do not count as concurrent.
   const events = ops.flatMap((op) => [{ t: op.start, d: 1 }, { t: op.end, d: -1 }]).sort((x, y) => x.t - y.t || x.d - y.d);
@@ -148,7 +184,7 @@ function maxConcurrent(ops: readonly Interval[]): number {
 }
 
 function recovery(fault: FaultRecord, ops: readonly Interval[], runStart: number): Recovery {
-  const workerFault = ['pause-worker', 'cut-worker', 'blackhole-worker', 'expire-session'].includes(fault.kind);
+  const workerFault = (WORKER_FAULTS as readonly string[]).includes(fault.kind);
   const relevant = ops.filter((op) => op.accepted && (!workerFault || op.process === fault.target)).map((op) => op.start);
   const resumedAt = relevant.filter((t) => t >= fault.end).sort((x, y) => x - y)[0];
   let stallMs: number | null = null;

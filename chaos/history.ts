@@ -36,7 +36,15 @@ export interface OperationRecord {
   lostAt?: number;
 }
 
-export type FaultKind = 'kill-member' | 'kill-leader' | 'restart-ensemble' | 'pause-worker' | 'cut-worker' | 'blackhole-worker' | 'expire-session';
+/** Faults on a worker process or its own connections; the rest hit the ensemble. */
+export const WORKER_FAULTS = ['pause-worker', 'cut-worker', 'blackhole-worker', 'expire-session'] as const;
+/** Faults on whole members: killed, restarted. */
+export const MEMBER_FAULTS = ['kill-member', 'kill-leader', 'restart-ensemble'] as const;
+/** Faults inside the ensemble while every member runs: frozen JVMs, cut and slow member-to-member links. */
+export const SERVER_FAULTS = ['freeze-member', 'isolate-leader', 'isolate-follower-from-leader', 'split-majority', 'slow-link'] as const;
+export const FAULT_KINDS: readonly FaultKind[] = [...MEMBER_FAULTS, ...WORKER_FAULTS, ...SERVER_FAULTS];
+
+export type FaultKind = (typeof WORKER_FAULTS)[number] | (typeof MEMBER_FAULTS)[number] | (typeof SERVER_FAULTS)[number];
 
 export interface FaultRecord {
   kind: FaultKind;

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FaultProxy, ZooKeeperEnsemble } from '../src/testing/index.js';
+import type { EnsembleMember, FaultProxy, ZooKeeperEnsemble } from '../src/testing/index.js';
 import type { FaultKind, FaultRecord } from './history.js';
 import { preciseNow } from './history.js';
 import type { Prng } from './prng.js';
@@ -9,13 +9,18 @@ import type { Prng } from './prng.js';
 export interface WorkerTarget {
   name: string;
   child: ChildProcess;
-  /** One per ensemble member: the worker reaches the ensemble only through these. */
+  /** The worker reaches the ensemble only through these: one per member, or one for a pinned worker. */
   proxies: readonly FaultProxy[];
+  /** The member a pinned worker's only proxy leads to; undefined when it may use any member. */
+  pinnedTo: number | undefined;
 }
 
 export interface NemesisOptions {
+  /** Started with `linkProxies: true`, for the faults between members. */
   ensemble: ZooKeeperEnsemble;
   workers: readonly WorkerTarget[];
+  /** Dealt from a deck holding each entry once (repeat a kind to make it more frequent), reshuffled when empty. */
+  kinds: readonly FaultKind[];
   prng: Prng;
   sessionTimeout: number;
   /** No fault starts after this time (epoch ms). */
@@ -29,7 +34,6 @@ export interface NemesisOptions {
 const QUORUM_TIMEOUT_MS = 30_000;
 /** How long a pause waits for its worker to be mid-operation before pausing it anyway. */
 const CATCH_HOLDER_MS = 3_000;
-const KINDS: readonly FaultKind[] = ['kill-member', 'kill-leader', 'restart-ensemble', 'pause-worker', 'cut-worker', 'blackhole-worker', 'expire-session'];
 
 /**
  * Injects one fault at a time, at seeded intervals, until `until`; every fault is healed before
@@ -38,12 +42,14 @@ const KINDS: readonly FaultKind[] = ['kill-member', 'kill-leader', 'restart-ense
 export async function runNemesis(options: NemesisOptions): Promise<FaultRecord[]> {
   const faults: FaultRecord[] = [];
   const { prng, signal } = options;
+  let deck: FaultKind[] = [];
   for (;;) {
     const gap = prng.between(2 * options.sessionTimeout, 3 * options.sessionTimeout);
     if (Date.now() + gap >= options.until || signal.aborted) break;
     await sleep(gap, undefined, { signal }).catch(() => undefined);
     if (signal.aborted) break;
-    const kind = prng.pick(KINDS);
+    if (deck.length === 0) deck = prng.shuffle(options.kinds);
+    const kind = deck.pop() as FaultKind;
     const start = preciseNow();
     const fault: FaultRecord = { kind, target: '?', start, end: start };
     try {
@@ -51,6 +57,7 @@ export async function runNemesis(options: NemesisOptions): Promise<FaultRecord[]
     } catch (error) {
       // A harness failure (a member that would not come back) is a finding, not a reason to stop the run.
       fault.error = String(error);
+      await healEverything(options).catch(() => undefined);
     }
     fault.end = preciseNow();
     faults.push(fault);
@@ -65,7 +72,7 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
   switch (kind) {
     case 'kill-member':
     case 'kill-leader': {
-      const member = kind === 'kill-leader' ? await ensemble.leader({ timeoutMs: QUORUM_TIMEOUT_MS }) : prng.pick(ensemble.members);
+      const member = kind === 'kill-leader' ? await leader(ensemble) : prng.pick(ensemble.members);
       await member.kill();
       await sleep(prng.between(500, 3000));
       await member.restart();
@@ -78,6 +85,41 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       await Promise.all(ensemble.members.map((m) => m.restart()));
       await ensemble.waitForQuorum({ timeoutMs: QUORUM_TIMEOUT_MS });
       return 'all members';
+    }
+    case 'freeze-member': {
+      // A long GC pause or a hung host: the JVM stops, its clients' connections stay open. The
+      // leader expires their sessions while the frozen member can say nothing for them.
+      const { member, role } = await leaderOrFollower(options);
+      await member.pause();
+      await sleep(prng.between(0.5, 2) * sessionTimeout);
+      await member.resume();
+      await ensemble.waitForQuorum({ timeoutMs: QUORUM_TIMEOUT_MS });
+      return `member ${member.id} (${role})`;
+    }
+    case 'isolate-leader': {
+      const member = await leader(ensemble);
+      return await cutOff(options, member, () => ensemble.isolate(member.id), 'leader');
+    }
+    case 'split-majority': {
+      // Any member alone on the minority side (with three members every split is one against two).
+      const { member, role } = await leaderOrFollower(options);
+      return await cutOff(options, member, () => ensemble.isolate(member.id, { how: prng.next() < 0.25 ? 'reset' : 'blackhole' }), role);
+    }
+    case 'isolate-follower-from-leader': {
+      // The case the lease must survive safely: the follower still answers its clients' pings
+      // until it notices the leader is gone, while the leader expires their sessions.
+      const head = await leader(ensemble);
+      const follower = pickFollower(options, head);
+      return await cutOff(options, follower, () => ensemble.cutLink(follower.id, head.id), `follower, cut from leader ${head.id}`);
+    }
+    case 'slow-link': {
+      const head = await leader(ensemble);
+      const latencyMs = Math.round(prng.between(0.03, 0.3) * sessionTimeout);
+      for (const member of ensemble.members) if (member !== head) ensemble.slowLink(head.id, member.id, latencyMs);
+      await sleep(prng.between(1, 2) * sessionTimeout);
+      ensemble.heal();
+      await ensemble.waitForQuorum({ timeoutMs: QUORUM_TIMEOUT_MS });
+      return `leader ${head.id}'s links +${latencyMs} ms`;
     }
     case 'pause-worker': {
       // Longer than the session timeout: the server expires the session while the process sleeps.
@@ -111,4 +153,39 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       return worker.name;
     }
   }
+}
+
+/**
+ * Holds a cut between members for 1–2 session timeouts (long enough for the leader to expire
+ * the sessions a cut-off follower keeps answering), heals, and waits for the quorum.
+ */
+async function cutOff(options: NemesisOptions, member: EnsembleMember, cut: () => void, role: string): Promise<string> {
+  cut();
+  await sleep(options.prng.between(1, 2) * options.sessionTimeout);
+  options.ensemble.heal();
+  await options.ensemble.waitForQuorum({ timeoutMs: QUORUM_TIMEOUT_MS });
+  return `member ${member.id} (${role})`;
+}
+
+async function leader(ensemble: ZooKeeperEnsemble): Promise<EnsembleMember> {
+  return ensemble.leader({ timeoutMs: QUORUM_TIMEOUT_MS });
+}
+
+async function leaderOrFollower(options: NemesisOptions): Promise<{ member: EnsembleMember; role: string }> {
+  const head = await leader(options.ensemble);
+  return options.prng.next() < 0.5 ? { member: head, role: 'leader' } : { member: pickFollower(options, head), role: 'follower' };
+}
+
+/** A follower, preferring one that pinned workers hold sessions on: the faults there are the ones aimed at them. */
+function pickFollower(options: NemesisOptions, head: EnsembleMember): EnsembleMember {
+  const followers = options.ensemble.members.filter((member) => member !== head);
+  const withPinned = followers.filter((member) => options.workers.some((worker) => worker.pinnedTo === member.id));
+  return options.prng.pick(withPinned.length > 0 ? withPinned : followers);
+}
+
+/** After a fault that failed halfway: links healed and nothing left frozen, so the next fault starts clean. */
+async function healEverything(options: NemesisOptions): Promise<void> {
+  options.ensemble.heal();
+  for (const member of options.ensemble.members) if (member.state === 'paused') await member.resume();
+  await options.ensemble.waitForQuorum({ timeoutMs: QUORUM_TIMEOUT_MS });
 }

@@ -25,6 +25,16 @@ export class Prng {
     return items[Math.floor(this.next() * items.length)] as T;
   }
 
+  /** A shuffled copy of `items` (Fisher–Yates). */
+  shuffle<T>(items: readonly T[]): T[] {
+    const copy = [...items];
+    for (let i = copy.length - 1; i > 0; i--) {
+      const j = Math.floor(this.next() * (i + 1));
+      [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+    }
+    return copy;
+  }
+
   /** A derived generator, so each worker's stream does not depend on how many draws others made. */
   fork(salt: number): Prng {
     return new Prng(Math.floor(this.next() * 2 ** 32) ^ Math.imul(salt + 1, 0x9e3779b1));

@@ -20,6 +20,8 @@ const FENCING_POLICY = [
   '- **Semaphore**: not fenced. Up to N holders are legitimately concurrent, so no single "highest token" can order them; the check is that no more than N ran at once.',
   '- An operation begins (fenced: token must be ≥ the highest seen on that path) and ends (fenced again: rejected if a newer token began meanwhile), so a stale holder never commits over a newer one.',
   '- An overlap is *excused* when one side\'s lease signal had already aborted when the overlap began (a well-behaved client stops there), or its process was SIGSTOPped during its operation (no client can notice while stopped; the fence must, and check 1 verifies it did). A signal that fires only after another holder got in is an exception: the lease monitor promised to give up before the server could expire the session.',
+  '- **Peers** (Curator, kazoo) have no signal to stop on. Their fenced writes go through the same resource and count in check 1 like ours; an overlap in which the peer is the stale side (it held first) is excused as *peer* when a fault was in force during its hold, and is unexcused otherwise.',
+  '- **(6) Lost leases**: for every zklock lease whose signal aborted during an operation, the next conflicting acquisition by another session must come after the signal. Leases of a SIGSTOPped process are listed apart: a stopped process keeps no promise, and the fence (check 1) covers it.',
 ].join('\n');
 
 /** Writes report.json and report.md to `dir`; returns the markdown. */
@@ -49,9 +51,10 @@ function renderMarkdown(s: RunSummary, svgName: string): string {
     `| acquire errors | ${formatCounts(errors)} |`,
     `| faults injected | ${formatCounts(s.faultsByKind)} |`,
     `| (1) fencing violations | ${c.fencingViolations.length} |`,
-    `| (2) overlaps: excused by signal / by pause / **unexcused** | ${excused('signal')} / ${excused('paused')} / **${c.unexcusedOverlaps}** |`,
+    `| (2) overlaps: excused by signal / by pause / peer after a fault / **unexcused** | ${excused('signal')} / ${excused('paused')} / ${excused('peer')} / **${c.unexcusedOverlaps}** |`,
     `| lease signals that aborted during an operation | ${formatCounts(c.lostSignals)} |`,
     `| (3) semaphore most concurrent (all / unexcused / bound) | ${c.semaphoreMax.all} / ${c.semaphoreMax.unexcused} / ${c.semaphoreMax.bound} |`,
+    `| (6) zklock leases lost during an operation / aborted before the next acquisition / **after it** / in a paused process / never challenged | ${lostLine(c.lostLeases)} |`,
     `| (4) leaked contender nodes | ${c.leakedNodes.length}${c.leakedNodes.length ? `: ${c.leakedNodes.join(', ')}` : ''} |`,
     `| (5) worst resumption after a heal / worst stall | ${ms(c.worstRecoveryMs)} / ${ms(c.worstStallMs)} (session timeout ${s.sessionTimeoutMs} ms) |`,
     '',
@@ -60,6 +63,14 @@ function renderMarkdown(s: RunSummary, svgName: string): string {
     '## Fencing policy',
     '',
     FENCING_POLICY,
+    '',
+    '## By fault kind',
+    '',
+    'Margin: from the moment a lost zklock lease\'s signal aborted to the next acquisition of a conflicting hold on that lock by any other session (any language); it must be positive. A lease belongs to the fault in force when it was lost (from the fault\'s start to one session timeout after its heal).',
+    '',
+    '| fault | count | worst stall | worst resumption | violations | lost leases (unchallenged) | margin min / p10 / p50 / max |',
+    '|---|---|---|---|---|---|---|',
+    ...c.byKind.map((k) => `| ${k.kind} | ${k.count} | ${ms(k.worstStallMs)} | ${ms(k.worstResumeMs)} | ${k.violations} | ${k.lostLeases} (${k.unchallenged}) | ${k.marginMs === null ? '—' : [k.marginMs.min, k.marginMs.p10, k.marginMs.p50, k.marginMs.max].map((v) => Math.round(v)).join(' / ') + ' ms'} |`),
     '',
     '## Recovery after each fault',
     '',
@@ -70,10 +81,27 @@ function renderMarkdown(s: RunSummary, svgName: string): string {
     ...c.recoveries.map((r) => `| ${r.atS.toFixed(1)} s | ${r.kind} | ${r.target} | ${ms(r.faultMs)} | ${ms(r.resumeMs)} | ${ms(r.stallMs)} | ${r.stallMs === null ? '—' : (r.stallMs / s.sessionTimeoutMs).toFixed(2)} |`),
     '',
   ];
+  const broken = c.lostLeases.filter((l) => l.violation);
+  if (broken.length > 0) {
+    lines.push('## Lost leases signalled after another session acquired', '');
+    for (const l of broken.slice(0, 20)) lines.push(`- ${l.op} (${l.reason}, during ${l.fault}): margin ${l.marginMs} ms`, ...(l.timeline ?? []).map((e) => `  - ${e}`));
+    lines.push('');
+  }
   if (c.fencingViolations.length > 0) lines.push('## Fencing violations', '', ...c.fencingViolations.slice(0, 50).map((v) => `- ${v}`), '');
   const unexcused = c.overlaps.filter((o) => o.excuse === undefined);
   if (unexcused.length > 0) lines.push('## Unexcused overlaps', '', ...unexcused.slice(0, 50).map((o) => `- ${o.lock}: ${o.a} and ${o.b} for ${ms(o.toMs - o.fromMs)} (${o.note ?? ''})`), '');
   return lines.join('\n');
+}
+
+function lostLine(leases: CheckResult['lostLeases']): string {
+  const count = (keep: (l: CheckResult['lostLeases'][number]) => boolean): number => leases.filter(keep).length;
+  return [
+    leases.length,
+    count((l) => l.excuse === undefined && l.marginMs !== null && l.marginMs >= 0),
+    `**${count((l) => l.violation)}**`,
+    count((l) => l.excuse === 'paused'),
+    count((l) => l.marginMs === null),
+  ].join(' / ');
 }
 
 function formatCounts(counts: Record<string, number>): string {

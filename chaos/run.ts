@@ -1,8 +1,10 @@
 /**
  * The fault-injection correctness run: `npm run chaos -- --duration 600 --seed 1`.
  * Worker processes contend for locks and operate on a fenced resource while a seeded nemesis
- * kills members, restarts the ensemble, pauses workers and cuts their connections; then the
- * checker reads the history and the report goes to chaos/results/ (exit code 1 on any violation).
+ * kills and freezes members, partitions and slows the links between them, restarts the
+ * ensemble, pauses workers and cuts their connections; then the checker reads the history and
+ * the report goes to chaos/results/ (exit code 1 on any violation). `--kinds` picks the faults
+ * (a kind named twice comes up twice as often).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +14,8 @@ import { ZooKeeperClient } from '../src/index.js';
 import { ZooKeeperEnsemble } from '../src/testing/index.js';
 import { ephemeralNodes } from './contender-nodes.js';
 import { FencedResource } from './fenced-resource.js';
-import { preciseNow } from './history.js';
+import type { FaultKind } from './history.js';
+import { FAULT_KINDS, preciseNow } from './history.js';
 import { runNemesis } from './nemesis.js';
 import { Prng } from './prng.js';
 import { writeResults } from './results.js';
@@ -24,12 +27,17 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     workers: { type: 'string', default: '4' },
     'session-timeout': { type: 'string', default: '3000' },
+    kinds: { type: 'string', default: FAULT_KINDS.join(',') },
     out: { type: 'string' },
   },
 });
 const durationS = Number(values.duration);
 const seed = Number(values.seed);
 const sessionTimeout = Number(values['session-timeout']);
+const kinds = values.kinds.split(',').map((kind) => {
+  if (!FAULT_KINDS.includes(kind as FaultKind)) throw new Error(`unknown fault kind "${kind}"; known: ${FAULT_KINDS.join(', ')}`);
+  return kind as FaultKind;
+});
 const outDir = values.out ?? join('chaos', 'results', `seed-${seed}-${durationS}s`);
 const log = (line: string): void => console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}`);
 /** Released nodes may still be on their way out (guaranteed deletes retry across reconnects). */
@@ -38,9 +46,19 @@ const SETTLE_MS = 2 * sessionTimeout;
 mkdirSync(outDir, { recursive: true });
 const prng = new Prng(seed);
 log(`seed ${seed}, ${durationS} s, starting a 3-member ensemble`);
-await using ensemble = await ZooKeeperEnsemble.start({ size: 3 });
+await using ensemble = await ZooKeeperEnsemble.start({ size: 3, linkProxies: true });
+const leader = await ensemble.leader();
+const followers = ensemble.members.filter((member) => member !== leader).map((member) => member.id);
 await using resource = await FencedResource.start();
-await using pool = await WorkerPool.start({ ensemble, count: Number(values.workers), seed, resourceUrl: resource.url, sessionTimeout, logFile: join(outDir, 'workers.log') });
+await using pool = await WorkerPool.start({
+  ensemble,
+  count: Number(values.workers),
+  seed,
+  resourceUrl: resource.url,
+  sessionTimeout,
+  pinTo: followers,
+  logFile: join(outDir, 'workers.log'),
+});
 // Interrupted: the harness's watchdog removes the JVMs once we are gone, but workers are ours to kill.
 process.once('exit', () => pool.killAll());
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -51,10 +69,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 const runStart = preciseNow();
 const until = Date.now() + durationS * 1000;
-log(`${pool.workers.length} workers (${pool.logicalWorkers} logical) running; nemesis on`);
+const pinned = pool.workers.filter((w) => w.pinnedTo !== undefined).map((w) => `${w.name} on member ${w.pinnedTo}`);
+log(`${pool.workers.length} workers (${pool.logicalWorkers} logical; pinned to followers: ${pinned.join(', ') || 'none'}) running; nemesis on: ${kinds.join(', ')}`);
 const faults = await runNemesis({
   ensemble,
   workers: pool.workers,
+  kinds,
   prng: prng.fork(1),
   sessionTimeout,
   until,

@@ -20,6 +20,11 @@ interface PoolOptions {
   seed: number;
   resourceUrl: string;
   sessionTimeout: number;
+  /**
+   * Members to pin workers to (the followers at the start): the second half of the workers each
+   * reach only one of them, so their sessions live on a follower on purpose.
+   */
+  pinTo: readonly number[];
   /** Worker stderr goes here. */
   logFile: string;
 }
@@ -32,6 +37,7 @@ class WorkerProcess implements WorkerTarget {
     readonly config: WorkerConfig,
     readonly child: ChildProcess,
     readonly proxies: readonly FaultProxy[],
+    readonly pinnedTo: number | undefined,
   ) {
     child.on('message', (message: WorkerMessage) => {
       if (message.type === 'idle') this.idle = true;
@@ -62,8 +68,10 @@ export class WorkerPool implements AsyncDisposable {
     const pool = new WorkerPool(workers, log);
     try {
       for (let i = 0; i < options.count; i++) {
+        const pinnedTo = i >= Math.ceil(options.count / 2) ? options.pinTo[i % options.pinTo.length] : undefined;
+        const members = options.ensemble.members.filter((member) => pinnedTo === undefined || member.id === pinnedTo);
         const proxies: FaultProxy[] = [];
-        for (const member of options.ensemble.members) proxies.push(await FaultProxy.start({ targetPort: member.port }));
+        for (const member of members) proxies.push(await FaultProxy.start({ targetPort: member.port }));
         const config: WorkerConfig = {
           name: `w${i + 1}`,
           connect: proxies.map((p) => p.connectString).join(','),
@@ -74,7 +82,7 @@ export class WorkerPool implements AsyncDisposable {
           sessionTimeout: options.sessionTimeout,
         };
         const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { stdio: ['ignore', 'ignore', log, 'ipc'] });
-        workers.push(new WorkerProcess(config, child, proxies));
+        workers.push(new WorkerProcess(config, child, proxies, pinnedTo));
       }
     } catch (error) {
       await pool[Symbol.asyncDispose]();

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { check } from '../../chaos/checker.js';
+import type { FaultRecord, OperationRecord } from '../../chaos/history.js';
+import { LOCKS } from '../../chaos/history.js';
+
+const LOCK = LOCKS.mutexes[0];
+const T = 3000;
+
+/** An accepted exclusive operation on LOCK, acquired at `at` and running until `end`. */
+function op(id: string, session: string, at: number, end: number, extra: Partial<OperationRecord> = {}): OperationRecord {
+  return {
+    id,
+    worker: id,
+    process: id,
+    kind: 'mutex',
+    locks: [{ lock: LOCK, token: String(at), fenced: true }],
+    language: 'zklock',
+    session,
+    acquiredAt: at,
+    start: at + 1,
+    end,
+    accepted: true,
+    ...extra,
+  };
+}
+
+function run(operations: OperationRecord[], faults: FaultRecord[] = []): ReturnType<typeof check> {
+  return check({ operations, faults, leakedNodes: [], sessionTimeoutMs: T, runStart: 0, runEnd: 100_000 });
+}
+
+describe('chaos checker', () => {
+  it('a lost lease whose signal came before the next acquisition keeps its promise, with the margin measured', () => {
+    const result = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_MAY_HAVE_EXPIRED', lostAt: 2000 }), op('b', 's2', 4500, 5000)]);
+    assert.equal(result.lostLeaseViolations, 0);
+    assert.equal(result.lostLeases[0]?.marginMs, 2500);
+    assert.equal(result.lostLeases[0]?.next?.op, 'b');
+    assert.ok(result.ok);
+  });
+
+  it('a signal after another session acquired is a violation, reported with its timeline and fault', () => {
+    const fault: FaultRecord = { kind: 'isolate-follower-from-leader', target: 'member 2', start: 1500, end: 6000 };
+    const result = run([op('a', 's1', 1000, 5000, { lost: 'SESSION_EXPIRED', lostAt: 4800 }), op('b', 's2', 4000, 6000)], [fault]);
+    assert.equal(result.lostLeaseViolations, 1);
+    const [lease] = result.lostLeases;
+    assert.equal(lease?.marginMs, -800);
+    assert.equal(lease?.fault, 'isolate-follower-from-leader');
+    assert.ok(lease?.timeline?.some((line) => line.includes('b (zklock, s2) acquired')));
+    assert.equal(result.byKind.find((k) => k.kind === 'isolate-follower-from-leader')?.violations, 2, 'the late signal and the overlap it allowed');
+    assert.equal(result.ok, false);
+  });
+
+  it('the same session acquiring again is not another holder', () => {
+    const result = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_MAY_HAVE_EXPIRED', lostAt: 2500 }), op('b', 's1', 2000, 2100, { start: 3001 })]);
+    assert.equal(result.lostLeases[0]?.marginMs, null);
+    assert.equal(result.lostLeaseViolations, 0);
+  });
+
+  it('a peer that held on past its session is excused only while a fault was about', () => {
+    const peer = op('curator', 's1', 1000, 5000, { language: 'curator' });
+    const next = op('b', 's2', 4000, 4500);
+    assert.equal(run([peer, next]).unexcusedOverlaps, 1, 'no fault: a finding');
+    const fault: FaultRecord = { kind: 'expire-session', target: 'curator', start: 1500, end: 3500 };
+    const excused = run([peer, next], [fault]);
+    assert.equal(excused.unexcusedOverlaps, 0);
+    assert.equal(excused.overlaps[0]?.excuse, 'peer');
+  });
+
+  it('a zklock holder that held first and was never signalled is not excused by the peer that came next', () => {
+    const fault: FaultRecord = { kind: 'freeze-member', target: 'member 1', start: 500, end: 3500 };
+    const result = run([op('a', 's1', 1000, 5000), op('curator', 's2', 4000, 4500, { language: 'curator' })], [fault]);
+    assert.equal(result.unexcusedOverlaps, 1);
+  });
+});
