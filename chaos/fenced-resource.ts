@@ -13,6 +13,7 @@ export interface BeginRequest {
   language: Language;
   session: string;
   acquiredAt: number;
+  holdMs?: number;
 }
 
 export interface EndRequest {
@@ -58,9 +59,12 @@ export class FencedResource implements AsyncDisposable {
     return `http://127.0.0.1:${port}`;
   }
 
-  /** Whether `process` has an exclusive (fenced) operation under way right now. */
-  busyExclusive(process: string): boolean {
-    return this.operations.some((op) => op.process === process && op.end === undefined && op.accepted && op.locks.some((l) => l.fenced));
+  /** Whether `process` has an exclusive (fenced) operation under way right now, meant to go on for `forMs` more. */
+  busyExclusive(process: string, forMs = 0): boolean {
+    const now = preciseNow();
+    return this.operations.some(
+      (op) => op.process === process && op.end === undefined && op.accepted && op.locks.some((l) => l.fenced) && op.start + (op.holdMs ?? 0) - now >= forMs,
+    );
   }
 
   begin(request: BeginRequest): ResourceReply {

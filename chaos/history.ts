@@ -26,6 +26,8 @@ export interface OperationRecord {
   session: string;
   /** When the acquire resolved, on preciseNow()'s clock (every language reads CLOCK_MONOTONIC). */
   acquiredAt: number;
+  /** How long the worker means to hold (zklock workers say; it lets the nemesis catch a long hold). */
+  holdMs?: number;
   start: number;
   end?: number;
   /** Accepted at begin and at end: its effects stand. */

@@ -23,17 +23,21 @@ export interface NemesisOptions {
   kinds: readonly FaultKind[];
   prng: Prng;
   sessionTimeout: number;
+  /** The quiet time before each fault, in session timeouts: drawn between the two. */
+  gap: readonly [number, number];
   /** No fault starts after this time (epoch ms). */
   until: number;
   signal: AbortSignal;
   log: (line: string) => void;
-  /** Whether a worker process is in the middle of an exclusive operation (asked by the resource). */
-  busyExclusive: (process: string) => boolean;
+  /** Whether a worker process is in the middle of an exclusive operation meant to last `forMs` more (asked by the resource). */
+  busyExclusive: (process: string, forMs?: number) => boolean;
 }
 
 const QUORUM_TIMEOUT_MS = 30_000;
 /** How long a pause waits for its worker to be mid-operation before pausing it anyway. */
 const CATCH_HOLDER_MS = 3_000;
+/** How long a fault aimed at a follower waits for a worker pinned there to be in a long hold. */
+const CATCH_LONG_HOLD_MS = 10_000;
 
 /**
  * Injects one fault at a time, at seeded intervals, until `until`; every fault is healed before
@@ -44,7 +48,7 @@ export async function runNemesis(options: NemesisOptions): Promise<FaultRecord[]
   const { prng, signal } = options;
   let deck: FaultKind[] = [];
   for (;;) {
-    const gap = prng.between(2 * options.sessionTimeout, 3 * options.sessionTimeout);
+    const gap = prng.between(options.gap[0], options.gap[1]) * options.sessionTimeout;
     if (Date.now() + gap >= options.until || signal.aborted) break;
     await sleep(gap, undefined, { signal }).catch(() => undefined);
     if (signal.aborted) break;
@@ -90,6 +94,7 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       // A long GC pause or a hung host: the JVM stops, its clients' connections stay open. The
       // leader expires their sessions while the frozen member can say nothing for them.
       const { member, role } = await leaderOrFollower(options);
+      await catchPinnedHolder(options, member);
       await member.pause();
       await sleep(prng.between(0.5, 2) * sessionTimeout);
       await member.resume();
@@ -110,6 +115,7 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       // until it notices the leader is gone, while the leader expires their sessions.
       const head = await leader(ensemble);
       const follower = pickFollower(options, head);
+      await catchPinnedHolder(options, follower);
       return await cutOff(options, follower, () => ensemble.cutLink(follower.id, head.id), `follower, cut from leader ${head.id}`);
     }
     case 'slow-link': {
@@ -125,8 +131,7 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       // Longer than the session timeout: the server expires the session while the process sleeps.
       // Caught mid-operation, it is the stale holder the fence must stop when it wakes up.
       const worker = prng.pick(options.workers);
-      const deadline = Date.now() + CATCH_HOLDER_MS;
-      while (!options.busyExclusive(worker.name) && Date.now() < deadline) await sleep(5);
+      await until(() => options.busyExclusive(worker.name), CATCH_HOLDER_MS);
       worker.child.kill('SIGSTOP');
       await sleep(prng.between(1.5, 2) * sessionTimeout);
       worker.child.kill('SIGCONT');
@@ -181,6 +186,23 @@ function pickFollower(options: NemesisOptions, head: EnsembleMember): EnsembleMe
   const followers = options.ensemble.members.filter((member) => member !== head);
   const withPinned = followers.filter((member) => options.workers.some((worker) => worker.pinnedTo === member.id));
   return options.prng.pick(withPinned.length > 0 ? withPinned : followers);
+}
+
+/**
+ * Waits (bounded) until a worker pinned to `member` is in an exclusive hold with at least half a
+ * session timeout to go (a lease is given up about a third of one after its last proof), so the
+ * fault takes a lease from a holder in the middle of its work: the case the lost-lease check is
+ * about. Short holds end before any lease could be lost.
+ */
+async function catchPinnedHolder(options: NemesisOptions, member: EnsembleMember): Promise<void> {
+  const pinned = options.workers.filter((worker) => worker.pinnedTo === member.id);
+  if (pinned.length === 0) return;
+  await until(() => pinned.some((worker) => options.busyExclusive(worker.name, options.sessionTimeout / 2)), CATCH_LONG_HOLD_MS);
+}
+
+async function until(done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done() && Date.now() < deadline) await sleep(5);
 }
 
 /** After a fault that failed halfway: links healed and nothing left frozen, so the next fault starts clean. */

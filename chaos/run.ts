@@ -28,6 +28,8 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '4' },
     'session-timeout': { type: 'string', default: '3000' },
     kinds: { type: 'string', default: FAULT_KINDS.join(',') },
+    /** Quiet time before each fault, in session timeouts (`min-max`). */
+    gap: { type: 'string', default: '2-3' },
     out: { type: 'string' },
   },
 });
@@ -38,6 +40,8 @@ const kinds = values.kinds.split(',').map((kind) => {
   if (!FAULT_KINDS.includes(kind as FaultKind)) throw new Error(`unknown fault kind "${kind}"; known: ${FAULT_KINDS.join(', ')}`);
   return kind as FaultKind;
 });
+const [gapMin = NaN, gapMax = NaN] = values.gap.split('-').map(Number);
+if (!(gapMin >= 0.5 && gapMax >= gapMin)) throw new Error(`--gap wants min-max in session timeouts, min ≥ 0.5, got "${values.gap}"`);
 const outDir = values.out ?? join('chaos', 'results', `seed-${seed}-${durationS}s`);
 const log = (line: string): void => console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}`);
 /** Released nodes may still be on their way out (guaranteed deletes retry across reconnects). */
@@ -75,6 +79,7 @@ const faults = await runNemesis({
   ensemble,
   workers: pool.workers,
   kinds,
+  gap: [gapMin, gapMax],
   prng: prng.fork(1),
   sessionTimeout,
   until,

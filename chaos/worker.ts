@@ -108,7 +108,10 @@ async function loop(worker: string, prng: Prng): Promise<void> {
       continue;
     }
     stats.acquisitions++;
-    await operate(`${worker}#${++n}`, worker, hold, prng.between(20, 150));
+    // One hold in eight is long, so that a fault finds holders in the middle of their work: the
+    // lost-lease check (the signal before the next holder) needs leases lost while held.
+    const holdMs = prng.next() < 1 / 8 ? prng.between(0.5, 1.5) * config.sessionTimeout : prng.between(20, 150);
+    await operate(`${worker}#${++n}`, worker, hold, holdMs);
     // Release retries across reconnects until the session is gone; a bound keeps the loop going
     // even so, and the leak check would then find the node.
     await bounded(hold.release(), RELEASE_TIMEOUT_MS);
@@ -137,7 +140,17 @@ async function operate(id: string, worker: string, hold: Hold, holdMs: number): 
   };
   if (hold.signal.aborted) onAbort();
   else hold.signal.addEventListener('abort', onAbort, { once: true });
-  const begin: BeginRequest = { id, worker, process: config.name, kind: hold.kind, locks: hold.locks, language: 'zklock', session: hold.session, acquiredAt: hold.acquiredAt };
+  const begin: BeginRequest = {
+    id,
+    worker,
+    process: config.name,
+    kind: hold.kind,
+    locks: hold.locks,
+    language: 'zklock',
+    session: hold.session,
+    acquiredAt: hold.acquiredAt,
+    holdMs,
+  };
   try {
     const reply = await call('/begin', begin);
     // The "work": stop at once when the lease is lost, as a well-behaved client must.
