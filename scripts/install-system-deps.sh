@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the system packages zklock's tests, demo and benchmarks need on Debian/Ubuntu:
-# Java and ZooKeeper (the real servers the tests run against) and kazoo (the Python peer that
-# the interop tests and benchmarks compare with). Does nothing when they are already there.
+# Installs the system packages zklock's tests, demo, benchmarks and chaos run need on
+# Debian/Ubuntu: Java and ZooKeeper (the real servers the tests run against), and the peers that
+# contend on the same locks: kazoo (Python), and Apache Curator with a JDK to compile its
+# contender (javac). Does nothing when they are already there.
 set -euo pipefail
 
 missing=()
@@ -9,16 +10,18 @@ have_zookeeper() {
   [ -n "${ZOOKEEPER_HOME:-}" ] || [ -n "${ZOOKEEPER_CLASSPATH:-}" ] || [ -f /usr/share/java/zookeeper.jar ]
 }
 have_zookeeper || missing+=(zookeeper)
-command -v java >/dev/null 2>&1 || missing+=(default-jre-headless)
+# The JDK brings java too; a machine without javac needs it either way.
+command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || missing+=(python3-kazoo)
+[ -f /usr/share/java/curator-recipes.jar ] || missing+=(libcurator-recipes-java)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-system-deps: java, zookeeper and kazoo are present"
+  echo "install-system-deps: java, javac, zookeeper, kazoo and curator are present"
   exit 0
 fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-system-deps: missing ${missing[*]} and no apt-get here; install Java 11+ and ZooKeeper 3.5+ (set ZOOKEEPER_HOME to an Apache tarball) yourself" >&2
+  echo "install-system-deps: missing ${missing[*]} and no apt-get here; install a JDK 17+ and ZooKeeper 3.5+ (set ZOOKEEPER_HOME to an Apache tarball) yourself" >&2
   exit 1
 fi
 sudo=""
