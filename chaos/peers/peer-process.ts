@@ -87,8 +87,8 @@ export class PeerProcess implements ContenderProcess {
   /** Starts a peer (compiling the Curator worker first when its class files are stale); resolves once it is spawned. */
   static async start(options: PeerOptions): Promise<PeerProcess> {
     const { language, log, ...config } = options;
-    const [file, ...args] = language === 'curator' ? await curatorCommand() : kazooCommand();
-    const child = spawn(file as string, [...args, JSON.stringify(config)], { stdio: ['pipe', 'pipe', log] });
+    const { file, args } = language === 'curator' ? await curatorCommand() : kazooCommand();
+    const child = spawn(file, [...args, JSON.stringify(config)], { stdio: ['pipe', 'pipe', log] });
     await once(child, 'spawn');
     return new PeerProcess(config.name, language, child, log);
   }
@@ -103,17 +103,22 @@ export class PeerProcess implements ContenderProcess {
   }
 }
 
-async function curatorCommand(): Promise<string[]> {
+interface Command {
+  file: string;
+  args: string[];
+}
+
+async function curatorCommand(): Promise<Command> {
   const classpath = curatorClasspath();
   const classDir = classDirFor(CURATOR_SOURCE);
   await compileJava(CURATOR_SOURCE, classDir, classpath);
   const { java } = await javaTools();
-  return [java, ...JVM_OPTIONS, '-cp', [classDir, ...classpath].join(delimiter), 'CuratorWorker'];
+  return { file: java, args: [...JVM_OPTIONS, '-cp', [classDir, ...classpath].join(delimiter), 'CuratorWorker'] };
 }
 
-function kazooCommand(): string[] {
+function kazooCommand(): Command {
   if (!existsSync(PYTHON)) throw new Error(`the kazoo peer needs ${PYTHON} with python3-kazoo (bash scripts/install-system-deps.sh installs it)`);
-  return [PYTHON, KAZOO_SCRIPT];
+  return { file: PYTHON, args: [KAZOO_SCRIPT] };
 }
 
 function parse(line: string): WorkerMessage | undefined {
