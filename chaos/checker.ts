@@ -35,6 +35,8 @@ export interface Recovery {
 
 export interface CheckResult {
   operations: number;
+  /** Operations per library (zklock, curator, kazoo). */
+  byLanguage: Record<string, number>;
   accepted: number;
   rejectedByFence: number;
   /** (1) accepted operations overlapping on a fenced lock, or tokens not increasing in acceptance order. */
@@ -99,8 +101,7 @@ export function check(input: CheckInput): CheckResult {
   // A semaphore holder counts unless its lease was lost (by the end of its operation), its process
   // paused, or it is a peer a fault may have cut off.
   const unexcused = maxConcurrent(semaphoreOps.filter((op) => excuseOf(op, op.end) === undefined && peerExcuse(op) === undefined));
-  const lostSignals: Record<string, number> = {};
-  for (const op of ops) if (op.lost !== undefined) lostSignals[op.lost] = (lostSignals[op.lost] ?? 0) + 1;
+  const lostSignals = countBy(ops.flatMap((op) => (op.lost === undefined ? [] : [op.lost])));
   const recoveries = input.faults.map((fault) => recovery(fault, ops, input.runStart));
   const unexcusedOverlaps = overlaps.filter((o) => o.excuse === undefined).length;
   const semaphoreBroken = unexcused > LOCKS.semaphoreSize;
@@ -108,6 +109,7 @@ export function check(input: CheckInput): CheckResult {
   const lostLeaseViolations = lost.filter((l) => l.violation).length;
   return {
     operations: ops.length,
+    byLanguage: countBy(ops.map((op) => op.language)),
     accepted: ops.filter((op) => op.accepted).length,
     rejectedByFence: ops.filter((op) => op.rejected !== undefined).length,
     fencingViolations,
@@ -172,6 +174,12 @@ function fencingBreaks(lock: string, sorted: readonly Interval[]): string[] {
     if (tokenOf(current) <= tokenOf(previous)) problems.push(`${lock}: token ${tokenOf(current)} of ${current.id} after ${tokenOf(previous)} of ${previous.id}`);
   }
   return problems;
+}
+
+function countBy(keys: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const key of keys) counts[key] = (counts[key] ?? 0) + 1;
+  return counts;
 }
 
 function maxConcurrent(ops: readonly Interval[]): number {

@@ -48,6 +48,7 @@ function renderMarkdown(s: RunSummary, svgName: string): string {
     '|---|---|',
     `| acquisitions | ${acquisitions} |`,
     `| operations recorded / accepted / rejected by the fence | ${c.operations} / ${c.accepted} / ${c.rejectedByFence} |`,
+    `| operations by library | ${formatCounts(c.byLanguage)} |`,
     `| acquire errors | ${formatCounts(errors)} |`,
     `| faults injected | ${formatCounts(s.faultsByKind)} |`,
     `| (1) fencing violations | ${c.fencingViolations.length} |`,

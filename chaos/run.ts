@@ -28,6 +28,8 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '4' },
     'session-timeout': { type: 'string', default: '3000' },
     kinds: { type: 'string', default: FAULT_KINDS.join(',') },
+    /** Curator and kazoo contenders on the same lock paths: `curator,kazoo` (one process each; repeat for more). */
+    peers: { type: 'string', default: '' },
     /** Quiet time before each fault, in session timeouts (`min-max`). */
     gap: { type: 'string', default: '2-3' },
     out: { type: 'string' },
@@ -42,6 +44,13 @@ const kinds = values.kinds.split(',').map((kind) => {
 });
 const [gapMin = NaN, gapMax = NaN] = values.gap.split('-').map(Number);
 if (!(gapMin >= 0.5 && gapMax >= gapMin)) throw new Error(`--gap wants min-max in session timeouts, min ≥ 0.5, got "${values.gap}"`);
+const peers = values.peers
+  .split(',')
+  .filter((peer) => peer !== '')
+  .map((peer) => {
+    if (peer !== 'curator' && peer !== 'kazoo') throw new Error(`unknown peer "${peer}"; known: curator, kazoo`);
+    return peer;
+  });
 const outDir = values.out ?? join('chaos', 'results', `seed-${seed}-${durationS}s`);
 const log = (line: string): void => console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${line}`);
 /** Released nodes may still be on their way out (guaranteed deletes retry across reconnects). */
@@ -57,6 +66,7 @@ await using resource = await FencedResource.start();
 await using pool = await WorkerPool.start({
   ensemble,
   count: Number(values.workers),
+  peers,
   seed,
   resourceUrl: resource.url,
   sessionTimeout,
@@ -74,7 +84,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const runStart = preciseNow();
 const until = Date.now() + durationS * 1000;
 const pinned = pool.workers.filter((w) => w.pinnedTo !== undefined).map((w) => `${w.name} on member ${w.pinnedTo}`);
-log(`${pool.workers.length} workers (${pool.logicalWorkers} logical; pinned to followers: ${pinned.join(', ') || 'none'}) running; nemesis on: ${kinds.join(', ')}`);
+log(`${pool.workers.length} workers (${pool.logicalWorkers} logical; peers: ${peers.join(', ') || 'none'}; pinned to followers: ${pinned.join(', ') || 'none'}) running`);
+log(`nemesis on: ${kinds.join(', ')}`);
 const faults = await runNemesis({
   ensemble,
   workers: pool.workers,

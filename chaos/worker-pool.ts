@@ -1,13 +1,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import type { WriteStream } from 'node:fs';
 import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ZooKeeperEnsemble } from '../src/testing/index.js';
 import { FaultProxy } from '../src/testing/index.js';
+import type { Language } from './history.js';
 import type { WorkerTarget } from './nemesis.js';
+import type { ContenderProcess, PeerLanguage } from './peers/peer-process.js';
+import { PeerProcess } from './peers/peer-process.js';
 import type { RunnerMessage, WorkerConfig, WorkerMessage, WorkerStats } from './worker.js';
 
 const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
@@ -16,28 +19,30 @@ const EXIT_TIMEOUT_MS = 15_000;
 
 interface PoolOptions {
   ensemble: ZooKeeperEnsemble;
+  /** zklock worker processes. */
   count: number;
+  /** One Curator or kazoo worker process per entry, on the same lock paths. */
+  peers: readonly PeerLanguage[];
   seed: number;
   resourceUrl: string;
   sessionTimeout: number;
   /**
-   * Members to pin workers to (the followers at the start): the second half of the workers each
-   * reach only one of them, so their sessions live on a follower on purpose.
+   * Members to pin workers to (the followers at the start): the second half of the zklock
+   * workers each reach only one of them, so their sessions live on a follower on purpose.
    */
   pinTo: readonly number[];
   /** Worker stderr goes here. */
   logFile: string;
 }
 
-class WorkerProcess implements WorkerTarget {
+/** A zklock worker process (chaos/worker.ts), driven over its IPC channel. */
+class WorkerProcess implements ContenderProcess {
   idle = false;
   stats: WorkerStats | undefined;
 
   constructor(
-    readonly config: WorkerConfig,
+    readonly name: string,
     readonly child: ChildProcess,
-    readonly proxies: readonly FaultProxy[],
-    readonly pinnedTo: number | undefined,
   ) {
     child.on('message', (message: WorkerMessage) => {
       if (message.type === 'idle') this.idle = true;
@@ -45,36 +50,53 @@ class WorkerProcess implements WorkerTarget {
     });
   }
 
-  get name(): string {
-    return this.config.name;
-  }
-
   send(message: RunnerMessage): void {
     if (this.child.connected) this.child.send(message);
   }
 }
 
-/** The worker processes, each reaching every ensemble member through a FaultProxy of its own. */
+/** A contender process with the proxies it reaches the ensemble through: what the nemesis targets. */
+export class Contender implements WorkerTarget {
+  constructor(
+    readonly process: ContenderProcess,
+    readonly language: Language,
+    readonly proxies: readonly FaultProxy[],
+    readonly pinnedTo: number | undefined,
+    /** Logical workers on its one session. */
+    readonly logicalWorkers: number,
+  ) {}
+
+  get name(): string {
+    return this.process.name;
+  }
+
+  get child(): ChildProcess {
+    return this.process.child;
+  }
+
+  get exited(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+}
+
+/** The contender processes, each reaching the ensemble through FaultProxies of its own. */
 export class WorkerPool implements AsyncDisposable {
   private constructor(
-    readonly workers: readonly WorkerProcess[],
+    readonly workers: Contender[],
     private readonly log: WriteStream,
   ) {}
 
   static async start(options: PoolOptions): Promise<WorkerPool> {
     const log = createWriteStream(options.logFile);
     await once(log, 'open');
-    const workers: WorkerProcess[] = [];
-    const pool = new WorkerPool(workers, log);
+    const pool = new WorkerPool([], log);
     try {
       for (let i = 0; i < options.count; i++) {
         const pinnedTo = i >= Math.ceil(options.count / 2) ? options.pinTo[i % options.pinTo.length] : undefined;
-        const members = options.ensemble.members.filter((member) => pinnedTo === undefined || member.id === pinnedTo);
-        const proxies: FaultProxy[] = [];
-        for (const member of members) proxies.push(await FaultProxy.start({ targetPort: member.port }));
+        const proxies = await proxiesTo(options.ensemble, pinnedTo);
         const config: WorkerConfig = {
           name: `w${i + 1}`,
-          connect: proxies.map((p) => p.connectString).join(','),
+          connect: connectString(proxies),
           // Every other process runs two logical workers on one client: they share a session.
           logicalWorkers: i % 2 === 0 ? 1 : 2,
           seed: options.seed * 1000 + i,
@@ -82,7 +104,20 @@ export class WorkerPool implements AsyncDisposable {
           sessionTimeout: options.sessionTimeout,
         };
         const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { stdio: ['ignore', 'ignore', log, 'ipc'] });
-        workers.push(new WorkerProcess(config, child, proxies, pinnedTo));
+        pool.workers.push(new Contender(new WorkerProcess(config.name, child), 'zklock', proxies, pinnedTo, config.logicalWorkers));
+      }
+      for (const [i, language] of options.peers.entries()) {
+        const proxies = await proxiesTo(options.ensemble, undefined);
+        const peer = await PeerProcess.start({
+          language,
+          name: `${language}${options.peers.slice(0, i + 1).filter((l) => l === language).length}`,
+          connect: connectString(proxies),
+          seed: options.seed * 1000 + 500 + i,
+          resourceUrl: options.resourceUrl,
+          sessionTimeout: options.sessionTimeout,
+          log,
+        });
+        pool.workers.push(new Contender(peer, language, proxies, undefined, 1));
       }
     } catch (error) {
       await pool[Symbol.asyncDispose]();
@@ -92,7 +127,7 @@ export class WorkerPool implements AsyncDisposable {
   }
 
   get logicalWorkers(): number {
-    return this.workers.reduce((sum, w) => sum + w.config.logicalWorkers, 0);
+    return this.workers.reduce((sum, w) => sum + w.logicalWorkers, 0);
   }
 
   /** Asks every worker to finish its loops and release everything; resolves when all say so (bounded). */
@@ -101,16 +136,16 @@ export class WorkerPool implements AsyncDisposable {
       // A worker the nemesis left stopped must run to answer.
       worker.child.kill('SIGCONT');
       worker.proxies.forEach((p) => p.passThrough());
-      worker.send({ type: 'stop' });
+      worker.process.send({ type: 'stop' });
     }
-    await until(() => this.workers.every((w) => w.idle || w.child.exitCode !== null), STOP_TIMEOUT_MS);
+    await until(() => this.workers.every((w) => w.process.idle || w.exited), STOP_TIMEOUT_MS);
   }
 
   /** Closes every worker's client and waits for its exit (bounded; SIGKILL after that). */
   async close(): Promise<WorkerStats[]> {
-    for (const worker of this.workers) worker.send({ type: 'close' });
-    await until(() => this.workers.every((w) => w.child.exitCode !== null || w.child.signalCode !== null), EXIT_TIMEOUT_MS);
-    return this.workers.map((w) => w.stats ?? { name: w.name, acquisitions: 0, acquireErrors: { NO_STATS: 1 } });
+    for (const worker of this.workers) worker.process.send({ type: 'close' });
+    await until(() => this.workers.every((w) => w.exited), EXIT_TIMEOUT_MS);
+    return this.workers.map((w) => w.process.stats ?? { name: w.name, acquisitions: 0, acquireErrors: { NO_STATS: 1 } });
   }
 
   /**
@@ -118,9 +153,7 @@ export class WorkerPool implements AsyncDisposable {
    * where nothing async runs. A worker left SIGSTOPped would otherwise never notice its parent died.
    */
   killAll(): void {
-    for (const worker of this.workers) {
-      if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
-    }
+    for (const worker of this.workers) if (!worker.exited) worker.child.kill('SIGKILL');
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -128,6 +161,19 @@ export class WorkerPool implements AsyncDisposable {
     for (const worker of this.workers) for (const proxy of worker.proxies) await proxy.close();
     this.log.end();
   }
+}
+
+/** A proxy per member the contender may use: every member, or only the one it is pinned to. */
+async function proxiesTo(ensemble: ZooKeeperEnsemble, pinnedTo: number | undefined): Promise<FaultProxy[]> {
+  const proxies: FaultProxy[] = [];
+  for (const member of ensemble.members) {
+    if (pinnedTo === undefined || member.id === pinnedTo) proxies.push(await FaultProxy.start({ targetPort: member.port }));
+  }
+  return proxies;
+}
+
+function connectString(proxies: readonly FaultProxy[]): string {
+  return proxies.map((p) => p.connectString).join(',');
 }
 
 async function until(done: () => boolean, timeoutMs: number): Promise<void> {
