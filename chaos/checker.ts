@@ -1,5 +1,6 @@
 import type { FaultRecord, OperationRecord } from './history.js';
-import { EXCLUSIVE_PATHS, LOCKS, WORKER_FAULTS } from './history.js';
+import { EXCLUSIVE_PATHS, LOCKS, isPeer, isWorkerFault } from './history.js';
+import type { Interval } from './history.js';
 import type { FaultKindSummary } from './fault-summary.js';
 import { summarizeByKind, worst } from './fault-summary.js';
 import type { LostLease } from './lost-leases.js';
@@ -71,36 +72,42 @@ export interface CheckInput {
   runEnd: number;
 }
 
-type Interval = OperationRecord & { end: number };
-
 export function check(input: CheckInput): CheckResult {
   const ops: Interval[] = input.operations.map((op) => ({ ...op, end: op.end ?? input.runEnd }));
   const pausedDuring = (op: Interval): boolean =>
-    input.faults.some((f) => f.kind === 'pause-worker' && f.target === op.process && f.start < op.end && f.end > op.start);
+    input.faults.some((f) => f.kind === 'pause-worker' && f.target === op.process && f.start < op.end && f.end > op.acquiredAt);
   /** Why `op` may legitimately still run at `at`: its signal had told it, or it was stopped and could not know. */
   const excuseOf = (op: Interval, at: number): Overlap['excuse'] => {
     if (op.lostAt !== undefined && op.lostAt <= at) return 'signal';
     return pausedDuring(op) ? 'paused' : undefined;
   };
+  const sessionEnded = sessionEndTest(ops);
   /**
-   * A Curator or kazoo holder cannot learn its lease is gone and stop, so one a fault may have
-   * cost its session (a fault in force during its hold, up to a session timeout after the heal)
-   * is excused as 'peer'. With no fault about, a peer in an overlap is a finding like any other.
+   * A Curator or kazoo holder cannot learn its lease is gone and stop. It is excused as 'peer'
+   * only when its session did end (its process's next operation ran on another session, or it
+   * had none) and a fault that could end it was in force during its hold (up to a session
+   * timeout after the heal): any ensemble fault, or a worker fault on its own process. Otherwise
+   * a peer in an overlap is a finding like any other.
    */
   const peerExcuse = (op: Interval): Overlap['excuse'] =>
-    op.language !== 'zklock' && input.faults.some((f) => f.start < op.end && f.end + input.sessionTimeoutMs > op.acquiredAt) ? 'peer' : undefined;
+    isPeer(op) &&
+    sessionEnded(op) &&
+    input.faults.some((f) => (!isWorkerFault(f) || f.target === op.process) && f.start < op.end && f.end + input.sessionTimeoutMs > op.acquiredAt)
+      ? 'peer'
+      : undefined;
   const overlaps: Overlap[] = [];
   const fencingViolations: string[] = [];
   for (const lock of EXCLUSIVE_PATHS) {
-    const onLock = ops.filter((op) => op.locks.some((l) => l.lock === lock)).sort((x, y) => x.start - y.start);
+    const onLock = ops.filter((op) => op.locks.some((l) => l.lock === lock));
     overlaps.push(...exclusionBreaks(lock, onLock, excuseOf, peerExcuse));
     fencingViolations.push(...fencingBreaks(lock, onLock));
   }
+  // Held from the acquire on; a lost lease stops counting once its signal told its holder.
   const semaphoreOps = ops.filter((op) => op.kind === 'semaphore');
-  const all = maxConcurrent(semaphoreOps);
-  // A semaphore holder counts unless its lease was lost (by the end of its operation), its process
-  // paused, or it is a peer a fault may have cut off.
-  const unexcused = maxConcurrent(semaphoreOps.filter((op) => excuseOf(op, op.end) === undefined && peerExcuse(op) === undefined));
+  const all = maxConcurrent(semaphoreOps.map((op) => [op.acquiredAt, op.end]));
+  const unexcused = maxConcurrent(
+    semaphoreOps.filter((op) => !pausedDuring(op) && peerExcuse(op) === undefined).map((op) => [op.acquiredAt, Math.min(op.end, op.lostAt ?? op.end)]),
+  );
   const lostSignals = countBy(ops.flatMap((op) => (op.lost === undefined ? [] : [op.lost])));
   const recoveries = input.faults.map((fault) => recovery(fault, ops, input.runStart));
   const unexcusedOverlaps = overlaps.filter((o) => o.excuse === undefined).length;
@@ -136,23 +143,25 @@ export function check(input: CheckInput): CheckResult {
 }
 
 /**
- * Pairs of operations on `lock` that held it together when at least one needed it alone. Of the
- * two, the one that began first is the stale holder (the other could only get in once its node
- * was gone), so only that one may be excused as a peer.
+ * Pairs of operations on `lock` that held it together when at least one needed it alone, each
+ * held from its acquire (not from its first call to the resource, which a loaded machine may
+ * delay past the other's end). Of the two, the one that acquired first is the stale holder (the
+ * other could only get in once its node was gone), so only that one may be excused as a peer.
  */
 function exclusionBreaks(
   lock: string,
-  sorted: readonly Interval[],
+  onLock: readonly Interval[],
   excuseOf: (op: Interval, at: number) => Overlap['excuse'],
   peerExcuse: (op: Interval) => Overlap['excuse'],
 ): Overlap[] {
+  const sorted = [...onLock].sort((x, y) => x.acquiredAt - y.acquiredAt);
   const found: Overlap[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const a = sorted[i] as Interval;
-    for (let j = i + 1; j < sorted.length && (sorted[j] as Interval).start < a.end; j++) {
+    for (let j = i + 1; j < sorted.length && (sorted[j] as Interval).acquiredAt < a.end; j++) {
       const b = sorted[j] as Interval;
       if (a.kind === 'read' && b.kind === 'read') continue;
-      const overlap: Overlap = { lock, a: a.id, b: b.id, fromMs: b.start, toMs: Math.min(a.end, b.end) };
+      const overlap: Overlap = { lock, a: a.id, b: b.id, fromMs: b.acquiredAt, toMs: Math.min(a.end, b.end) };
       const excuse = excuseOf(a, overlap.fromMs) ?? excuseOf(b, overlap.fromMs) ?? peerExcuse(a);
       if (excuse) overlap.excuse = excuse;
       else overlap.note = [a, b].map((op) => `${op.id} ${op.lost === undefined ? 'not signalled' : `${op.lost} at +${Math.round((op.lostAt ?? 0) - overlap.fromMs)} ms`}`).join('; ');
@@ -162,9 +171,9 @@ function exclusionBreaks(
   return found;
 }
 
-/** Check (1): accepted operations on a fenced lock never overlap, and their tokens strictly increase. */
-function fencingBreaks(lock: string, sorted: readonly Interval[]): string[] {
-  const accepted = sorted.filter((op) => op.accepted && op.locks.some((l) => l.lock === lock && l.fenced));
+/** Check (1): accepted operations on a fenced lock never overlap at the resource, and their tokens strictly increase. */
+function fencingBreaks(lock: string, onLock: readonly Interval[]): string[] {
+  const accepted = [...onLock].sort((x, y) => x.start - y.start).filter((op) => op.accepted && op.locks.some((l) => l.lock === lock && l.fenced));
   const problems: string[] = [];
   for (let i = 1; i < accepted.length; i++) {
     const previous = accepted[i - 1] as Interval;
@@ -176,15 +185,26 @@ function fencingBreaks(lock: string, sorted: readonly Interval[]): string[] {
   return problems;
 }
 
+/** Whether a peer's session ended after `op`: its process's next operation ran on another session, or there was none. */
+function sessionEndTest(ops: readonly Interval[]): (op: Interval) => boolean {
+  const byProcess = new Map<string, Interval[]>();
+  for (const op of [...ops].sort((x, y) => x.acquiredAt - y.acquiredAt)) byProcess.set(op.process, [...(byProcess.get(op.process) ?? []), op]);
+  return (op) => {
+    const next = byProcess.get(op.process)?.find((other) => other.acquiredAt > op.acquiredAt);
+    return next === undefined || next.session !== op.session;
+  };
+}
+
 function countBy(keys: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const key of keys) counts[key] = (counts[key] ?? 0) + 1;
   return counts;
 }
 
-function maxConcurrent(ops: readonly Interval[]): number {
+/** The most of `[from, to)` spans open at once. */
+function maxConcurrent(spans: readonly (readonly [number, number])[]): number {
   // Ends sort before starts at the same instant: back-to-back holds do not count as concurrent.
-  const events = ops.flatMap((op) => [{ t: op.start, d: 1 }, { t: op.end, d: -1 }]).sort((x, y) => x.t - y.t || x.d - y.d);
+  const events = spans.flatMap(([from, to]) => [{ t: from, d: 1 }, { t: to, d: -1 }]).sort((x, y) => x.t - y.t || x.d - y.d);
   let current = 0;
   let max = 0;
   for (const event of events) max = Math.max(max, (current += event.d));
@@ -192,7 +212,7 @@ function maxConcurrent(ops: readonly Interval[]): number {
 }
 
 function recovery(fault: FaultRecord, ops: readonly Interval[], runStart: number): Recovery {
-  const workerFault = (WORKER_FAULTS as readonly string[]).includes(fault.kind);
+  const workerFault = isWorkerFault(fault);
   const relevant = ops.filter((op) => op.accepted && (!workerFault || op.process === fault.target)).map((op) => op.start);
   const resumedAt = relevant.filter((t) => t >= fault.end).sort((x, y) => x - y)[0];
   let stallMs: number | null = null;

@@ -28,11 +28,13 @@ export interface SummaryInput {
 }
 
 export function summarizeByKind(input: SummaryInput): FaultKindSummary[] {
-  const kinds = [...new Set([...input.faults.map((f) => f.kind as string), ...input.lostLeases.map((l) => l.fault)])];
+  const kindAt = (at: number): string => faultAt(input.faults, at, input.sessionTimeoutMs)?.kind ?? 'none';
+  const unexcused = input.overlaps.filter((o) => o.excuse === undefined);
+  const kinds = [...new Set([...input.faults.map((f) => f.kind as string), ...input.lostLeases.map((l) => l.fault), ...unexcused.map((o) => kindAt(o.fromMs))])];
   return kinds.map((kind) => {
     const recoveries = input.recoveries.filter((r) => r.kind === kind);
     const leases = input.lostLeases.filter((l) => l.fault === kind);
-    const overlapsHere = input.overlaps.filter((o) => o.excuse === undefined && (faultAt(input.faults, o.fromMs, input.sessionTimeoutMs)?.kind ?? 'none') === kind);
+    const overlapsHere = unexcused.filter((o) => kindAt(o.fromMs) === kind);
     const margins = leases.flatMap((l) => (l.marginMs === null || l.excuse !== undefined ? [] : [l.marginMs])).sort((a, b) => a - b);
     return {
       kind,

@@ -48,6 +48,18 @@ export const FAULT_KINDS: readonly FaultKind[] = [...MEMBER_FAULTS, ...WORKER_FA
 
 export type FaultKind = (typeof WORKER_FAULTS)[number] | (typeof MEMBER_FAULTS)[number] | (typeof SERVER_FAULTS)[number];
 
+/** An operation as the checker reads it: one still running when the run ended ends there. */
+export type Interval = OperationRecord & { end: number };
+
+/** A Curator or kazoo operation (histories from before the language field count as zklock's). */
+export function isPeer(op: OperationRecord): boolean {
+  return op.language === 'curator' || op.language === 'kazoo';
+}
+
+export function isWorkerFault(fault: FaultRecord): boolean {
+  return (WORKER_FAULTS as readonly string[]).includes(fault.kind);
+}
+
 export interface FaultRecord {
   kind: FaultKind;
   target: string;

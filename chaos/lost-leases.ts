@@ -1,10 +1,10 @@
-import type { FaultRecord, OperationRecord } from './history.js';
-import { EXCLUSIVE_PATHS } from './history.js';
+import type { FaultRecord, Interval } from './history.js';
+import { EXCLUSIVE_PATHS, isPeer } from './history.js';
 
 /**
  * The promise a zklock lease makes: its signal aborts before the server can hand the lock to
  * anyone else. For every lease lost during an operation, this is when it said so, and when the
- * next other session acquired a conflicting hold on one of its locks.
+ * next other worker (any session, ours included) acquired a conflicting hold on one of its locks.
  */
 export interface LostLease {
   op: string;
@@ -13,7 +13,7 @@ export interface LostLease {
   reason: string;
   /** Milliseconds from the start of the run. */
   lostAtS: number;
-  /** The next other session's conflicting acquisition, if any came before the run ended. */
+  /** The next conflicting acquisition by another worker (any session, any language), if any came before the run ended. */
   next?: { op: string; language: string; session: string; lock: string; acquiredAtS: number };
   /** next.acquiredAt − lostAt in ms: negative breaks the promise. Null when nobody acquired after. */
   marginMs: number | null;
@@ -26,13 +26,11 @@ export interface LostLease {
   timeline?: string[];
 }
 
-type Interval = OperationRecord & { end: number };
-
 export function lostLeases(ops: readonly Interval[], faults: readonly FaultRecord[], runStart: number, sessionTimeoutMs: number): LostLease[] {
   const seconds = (t: number): number => Math.round(t - runStart) / 1000;
   const found: LostLease[] = [];
   for (const op of ops) {
-    if (op.language !== 'zklock' || op.lost === undefined || op.lostAt === undefined) continue;
+    if (isPeer(op) || op.lost === undefined || op.lostAt === undefined) continue;
     const lostAt = op.lostAt;
     const next = nextConflicting(op, ops);
     const marginMs = next === undefined ? null : Math.round((next.other.acquiredAt - lostAt) * 10) / 10;
@@ -58,13 +56,17 @@ export function lostLeases(ops: readonly Interval[], faults: readonly FaultRecor
   return found;
 }
 
-/** The earliest acquisition by another session, after `op`'s, of a hold that conflicts with it on one of its locks. */
+/**
+ * The earliest acquisition after `op`'s, by another worker, of a hold that conflicts with it on
+ * one of its locks. A logical worker that shares `op`'s session counts: it must not get in
+ * while `op` still holds either.
+ */
 function nextConflicting(op: Interval, ops: readonly Interval[]): { other: Interval; lock: string } | undefined {
   let best: { other: Interval; lock: string } | undefined;
   for (const { lock } of op.locks) {
     if (!EXCLUSIVE_PATHS.includes(lock)) continue;
     for (const other of ops) {
-      if (other.session === op.session || other.acquiredAt <= op.acquiredAt) continue;
+      if (other.worker === op.worker || other.acquiredAt <= op.acquiredAt) continue;
       if (op.kind === 'read' && other.kind === 'read') continue;
       if (!other.locks.some((l) => l.lock === lock)) continue;
       if (best === undefined || other.acquiredAt < best.other.acquiredAt) best = { other, lock };

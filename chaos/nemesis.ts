@@ -4,6 +4,7 @@ import type { EnsembleMember, FaultProxy, ZooKeeperEnsemble } from '../src/testi
 import type { FaultKind, FaultRecord } from './history.js';
 import { preciseNow } from './history.js';
 import type { Prng } from './prng.js';
+import { pollUntil } from './poll-until.js';
 
 /** A worker process as the nemesis sees it: something to pause, and its own proxies to cut. */
 export interface WorkerTarget {
@@ -94,12 +95,12 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       // A long GC pause or a hung host: the JVM stops, its clients' connections stay open. The
       // leader expires their sessions while the frozen member can say nothing for them.
       const { member, role } = await leaderOrFollower(options);
-      await catchPinnedHolder(options, member);
+      const caught = await catchPinnedHolder(options, member);
       await member.pause();
       await sleep(prng.between(0.5, 2) * sessionTimeout);
       await member.resume();
       await ensemble.waitForQuorum({ timeoutMs: QUORUM_TIMEOUT_MS });
-      return `member ${member.id} (${role})`;
+      return `member ${member.id} (${role}${caught})`;
     }
     case 'isolate-leader': {
       const member = await leader(ensemble);
@@ -113,10 +114,12 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
     case 'isolate-follower-from-leader': {
       // The case the lease must survive safely: the follower still answers its clients' pings
       // until it notices the leader is gone, while the leader expires their sessions.
+      let follower = pickFollower(options, await leader(ensemble));
+      const caught = await catchPinnedHolder(options, follower);
+      // Read again after the wait; should the follower have become the leader, cut another.
       const head = await leader(ensemble);
-      const follower = pickFollower(options, head);
-      await catchPinnedHolder(options, follower);
-      return await cutOff(options, follower, () => ensemble.cutLink(follower.id, head.id), `follower, cut from leader ${head.id}`);
+      if (follower === head) follower = pickFollower(options, head);
+      return await cutOff(options, follower, () => ensemble.cutLink(follower.id, head.id), `follower, cut from leader ${head.id}${caught}`);
     }
     case 'slow-link': {
       const head = await leader(ensemble);
@@ -131,7 +134,7 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       // Longer than the session timeout: the server expires the session while the process sleeps.
       // Caught mid-operation, it is the stale holder the fence must stop when it wakes up.
       const worker = prng.pick(options.workers);
-      await until(() => options.busyExclusive(worker.name), CATCH_HOLDER_MS);
+      await pollUntil(() => options.busyExclusive(worker.name), CATCH_HOLDER_MS);
       worker.child.kill('SIGSTOP');
       await sleep(prng.between(1.5, 2) * sessionTimeout);
       worker.child.kill('SIGCONT');
@@ -192,17 +195,15 @@ function pickFollower(options: NemesisOptions, head: EnsembleMember): EnsembleMe
  * Waits (bounded) until a worker pinned to `member` is in an exclusive hold with at least half a
  * session timeout to go (a lease is given up about a third of one after its last proof), so the
  * fault takes a lease from a holder in the middle of its work: the case the lost-lease check is
- * about. Short holds end before any lease could be lost.
+ * about. Short holds end before any lease could be lost. Returns a note for the fault's target.
  */
-async function catchPinnedHolder(options: NemesisOptions, member: EnsembleMember): Promise<void> {
+async function catchPinnedHolder(options: NemesisOptions, member: EnsembleMember): Promise<string> {
   const pinned = options.workers.filter((worker) => worker.pinnedTo === member.id);
-  if (pinned.length === 0) return;
-  await until(() => pinned.some((worker) => options.busyExclusive(worker.name, options.sessionTimeout / 2)), CATCH_LONG_HOLD_MS);
-}
-
-async function until(done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done() && Date.now() < deadline) await sleep(5);
+  if (pinned.length === 0) return '';
+  const holding = (): WorkerTarget | undefined => pinned.find((worker) => options.busyExclusive(worker.name, options.sessionTimeout / 2));
+  await pollUntil(() => holding() !== undefined, CATCH_LONG_HOLD_MS);
+  const caught = holding();
+  return caught === undefined ? '; no pinned holder caught' : `; ${caught.name} caught mid-hold`;
 }
 
 /** After a fault that failed halfway: links healed and nothing left frozen, so the next fault starts clean. */

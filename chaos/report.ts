@@ -19,9 +19,9 @@ const FENCING_POLICY = [
   '- **Read/write lock**: only writers are fenced (they are exclusive, so their tokens must increase); readers change nothing, so they are recorded, not fenced, and checked for never running beside a writer.',
   '- **Semaphore**: not fenced. Up to N holders are legitimately concurrent, so no single "highest token" can order them; the check is that no more than N ran at once.',
   '- An operation begins (fenced: token must be ≥ the highest seen on that path) and ends (fenced again: rejected if a newer token began meanwhile), so a stale holder never commits over a newer one.',
-  '- An overlap is *excused* when one side\'s lease signal had already aborted when the overlap began (a well-behaved client stops there), or its process was SIGSTOPped during its operation (no client can notice while stopped; the fence must, and check 1 verifies it did). A signal that fires only after another holder got in is an exception: the lease monitor promised to give up before the server could expire the session.',
-  '- **Peers** (Curator, kazoo) have no signal to stop on. Their fenced writes go through the same resource and count in check 1 like ours; an overlap in which the peer is the stale side (it held first) is excused as *peer* when a fault was in force during its hold, and is unexcused otherwise.',
-  '- **(6) Lost leases**: for every zklock lease whose signal aborted during an operation, the next conflicting acquisition by another session must come after the signal. Leases of a SIGSTOPped process are listed apart: a stopped process keeps no promise, and the fence (check 1) covers it.',
+  '- Holds are compared from the moment each acquire resolved, not from the first call to the resource. An overlap is *excused* when one side\'s lease signal had already aborted when the overlap began (a well-behaved client stops there), or its process was SIGSTOPped during its operation (no client can notice while stopped; the fence must, and check 1 verifies it did). A signal that fires only after another holder got in is an exception: the lease monitor promised to give up before the server could expire the session.',
+  '- **Peers** (Curator, kazoo) have no signal to stop on. Their fenced writes go through the same resource and count in check 1 like ours; an overlap in which the peer is the stale side (it acquired first) is excused as *peer* only when its session did end and a fault that could end it (any ensemble fault, or a worker fault on its own process) was in force during its hold; otherwise it is unexcused.',
+  '- **(6) Lost leases**: for every zklock lease whose signal aborted during an operation, the next conflicting acquisition by another worker must come after the signal. Leases of a SIGSTOPped process are listed apart: a stopped process keeps no promise, and the fence (check 1) covers it.',
 ].join('\n');
 
 /** Writes report.json and report.md to `dir`; returns the markdown. */
@@ -67,7 +67,7 @@ function renderMarkdown(s: RunSummary, svgName: string): string {
     '',
     '## By fault kind',
     '',
-    'Margin: from the moment a lost zklock lease\'s signal aborted to the next acquisition of a conflicting hold on that lock by any other session (any language); it must be positive. A lease belongs to the fault in force when it was lost (from the fault\'s start to one session timeout after its heal).',
+    'Margin: from the moment a lost zklock lease\'s signal aborted to the next acquisition of a conflicting hold on that lock by any other worker (any language; a logical worker on the same session counts); it must be positive. A lease belongs to the fault in force when it was lost (from the fault\'s start to one session timeout after its heal).',
     '',
     '| fault | count | worst stall | worst resumption | violations | lost leases (unchallenged) | margin min / p10 / p50 / max |',
     '|---|---|---|---|---|---|---|',

@@ -96,7 +96,7 @@ const faults = await runNemesis({
   until,
   signal: AbortSignal.timeout(durationS * 1000 + 120_000),
   log,
-  busyExclusive: (name) => resource.busyExclusive(name),
+  busyExclusive: (name, forMs) => resource.busyExclusive(name, forMs),
 });
 await sleep(Math.max(0, until - Date.now()));
 await pool.stop();

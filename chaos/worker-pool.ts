@@ -4,18 +4,20 @@ import type { WriteStream } from 'node:fs';
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ZooKeeperEnsemble } from '../src/testing/index.js';
 import { FaultProxy } from '../src/testing/index.js';
 import type { Language } from './history.js';
 import type { WorkerTarget } from './nemesis.js';
-import type { ContenderProcess, PeerLanguage } from './peers/peer-process.js';
+import { pollUntil } from './poll-until.js';
+import type { ContenderProcess } from './contender-process.js';
+import type { PeerLanguage } from './peers/peer-process.js';
 import { PeerProcess } from './peers/peer-process.js';
 import type { RunnerMessage, WorkerConfig, WorkerMessage, WorkerStats } from './worker.js';
 
 const WORKER = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const STOP_TIMEOUT_MS = 30_000;
 const EXIT_TIMEOUT_MS = 15_000;
+const POLL_MS = 100;
 
 interface PoolOptions {
   ensemble: ZooKeeperEnsemble;
@@ -138,13 +140,13 @@ export class WorkerPool implements AsyncDisposable {
       worker.proxies.forEach((p) => p.passThrough());
       worker.process.send({ type: 'stop' });
     }
-    await until(() => this.workers.every((w) => w.process.idle || w.exited), STOP_TIMEOUT_MS);
+    await pollUntil(() => this.workers.every((w) => w.process.idle || w.exited), STOP_TIMEOUT_MS, POLL_MS);
   }
 
   /** Closes every worker's client and waits for its exit (bounded; SIGKILL after that). */
   async close(): Promise<WorkerStats[]> {
     for (const worker of this.workers) worker.process.send({ type: 'close' });
-    await until(() => this.workers.every((w) => w.exited), EXIT_TIMEOUT_MS);
+    await pollUntil(() => this.workers.every((w) => w.exited), EXIT_TIMEOUT_MS, POLL_MS);
     return this.workers.map((w) => w.process.stats ?? { name: w.name, acquisitions: 0, acquireErrors: { NO_STATS: 1 } });
   }
 
@@ -174,9 +176,4 @@ async function proxiesTo(ensemble: ZooKeeperEnsemble, pinnedTo: number | undefin
 
 function connectString(proxies: readonly FaultProxy[]): string {
   return proxies.map((p) => p.connectString).join(',');
-}
-
-async function until(done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done() && Date.now() < deadline) await sleep(100);
 }

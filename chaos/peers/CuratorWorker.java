@@ -210,7 +210,7 @@ public final class CuratorWorker {
     private void operate(String id, String kind, String locks, String session, double acquiredAt, int holdMs) throws InterruptedException {
         String begin = "{\"id\":" + quote(id) + ",\"worker\":" + quote(worker) + ",\"process\":" + quote(config.name)
                 + ",\"kind\":" + quote(kind) + ",\"locks\":" + locks + ",\"language\":\"curator\",\"session\":" + quote(session)
-                + ",\"acquiredAt\":" + acquiredAt + "}";
+                + ",\"acquiredAt\":" + acquiredAt + ",\"holdMs\":" + holdMs + "}";
         try {
             if (post("/begin", begin).contains("\"accepted\":true")) Thread.sleep(holdMs);
         } catch (InterruptedException e) {

@@ -71,7 +71,7 @@ const compiling = new Map<string, Promise<void>>();
 
 /**
  * Compiles `source`, a single-file program in the unnamed package, into `outDir` with javac
- * `--release 17` against `classpath`; does nothing when its class file is newer than the source.
+ * `--release 17` against `classpath`; does nothing when its class file is newer than the source and the jars.
  * Concurrent calls for the same files share one javac.
  */
 export function compileJava(source: string, outDir: string, classpath: readonly string[], timeoutMs = COMPILE_TIMEOUT_MS): Promise<void> {
@@ -86,7 +86,8 @@ export function compileJava(source: string, outDir: string, classpath: readonly 
 
 async function compile(source: string, outDir: string, classpath: readonly string[], timeoutMs: number): Promise<void> {
   const mainClass = `${basename(source, '.java')}.class`;
-  if (await newer(join(outDir, mainClass), source)) return;
+  // Stale when the source or any jar it was compiled against changed (a Curator upgrade).
+  if (await newer(join(outDir, mainClass), [source, ...classpath])) return;
   const { javac } = await javaTools();
   await mkdir(outDir, { recursive: true });
   // javac writes into a directory of its own, so another process (a test file running beside
@@ -104,9 +105,11 @@ async function compile(source: string, outDir: string, classpath: readonly strin
   }
 }
 
-async function newer(target: string, than: string): Promise<boolean> {
+async function newer(target: string, than: readonly string[]): Promise<boolean> {
   try {
-    return (await stat(target)).mtimeMs > (await stat(than)).mtimeMs;
+    const built = (await stat(target)).mtimeMs;
+    for (const input of than) if ((await stat(input)).mtimeMs >= built) return false;
+    return true;
   } catch {
     return false;
   }

@@ -158,6 +158,7 @@ class Worker:
             "language": "kazoo",
             "session": session,
             "acquiredAt": acquired_at,
+            "holdMs": hold_ms,
         }
         try:
             if post(self.config["resourceUrl"] + "/begin", begin).get("accepted"):

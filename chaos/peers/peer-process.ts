@@ -1,4 +1,4 @@
-import type { ChildProcess, ChildProcessByStdio } from 'node:child_process';
+import type { ChildProcessByStdio } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
@@ -8,22 +8,12 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Language } from '../history.js';
+import type { ContenderProcess } from '../contender-process.js';
 import type { RunnerMessage, WorkerMessage, WorkerStats } from '../worker.js';
 import { classDirFor, compileJava, curatorClasspath, javaTools } from './java.js';
 
 /** A contender on another library, on the same lock paths as zklock's workers. */
 export type PeerLanguage = Exclude<Language, 'zklock'>;
-
-/** What the runner drives in a contender process, zklock's worker (WorkerPool's WorkerProcess) or a peer. */
-export interface ContenderProcess {
-  readonly name: string;
-  readonly child: ChildProcess;
-  /** Reported `idle`: stopped looping, everything released, the session still open. */
-  idle: boolean;
-  /** The stats it reported on `close`. */
-  stats: WorkerStats | undefined;
-  send(message: RunnerMessage): void;
-}
 
 /** The peer's one argument (JSON); the worker is `${name}.1`. */
 export interface PeerConfig {

@@ -11,19 +11,21 @@ import { ROUND_TRIPS_MS, harnessBound } from '../support/bounds.js';
 
 const RUNNER = fileURLToPath(new URL('../../chaos/run.ts', import.meta.url));
 // 50 s of chaos (about a minute in all on an idle machine), between an ensemble start and a wait
-// for its quorum, each bounded by the harness, and the final checks. Seed 15 deals these kinds
-// as freeze-member, isolate-follower-from-leader, pause-worker, kill-leader: the first two come
-// before the 20th second, and at least three faults fit in 50 s.
+// for its quorum, each bounded by the harness, and the final checks. Seed 22 with these kinds and
+// gaps deals a freeze of a follower for 5.5 s (past the session timeout), then a follower cut from
+// its leader; each waits up to 10 s for a worker pinned there to be mid-hold. The cut starts by
+// about the 40th second even when both waits run out, so both faults fit; a third may not.
 const DURATION_S = 50;
-const SEED = '15';
-const KINDS = 'freeze-member,isolate-follower-from-leader,kill-leader,pause-worker';
+const SEED = '22';
+const KINDS = 'freeze-member,isolate-follower-from-leader,pause-worker';
+const GAP = '1-1.5';
 const KILL_AFTER_MS = DURATION_S * 1000 + harnessBound(2, 1) + ROUND_TRIPS_MS;
 
 describe('chaos run (short, fixed seed)', () => {
   it('finds no fencing violation, no unexcused overlap, no lease signalled late and no leaked node, with a frozen member and a follower cut from its leader', { timeout: KILL_AFTER_MS + ROUND_TRIPS_MS }, async () => {
     const out = mkdtempSync(join(tmpdir(), 'zklock-chaos-'));
     try {
-      const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, '--duration', String(DURATION_S), '--seed', SEED, '--kinds', KINDS, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, '--duration', String(DURATION_S), '--seed', SEED, '--kinds', KINDS, '--gap', GAP, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
       child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -39,7 +41,6 @@ describe('chaos run (short, fixed seed)', () => {
       assert.deepEqual(summary.check.leakedNodes, [], output);
       assert.ok(summary.check.semaphoreMax.unexcused <= summary.check.semaphoreMax.bound, output);
       assert.ok(summary.check.accepted > 100, `only ${summary.check.accepted} accepted operations\n${output}`);
-      assert.ok(Object.keys(summary.faultsByKind).length >= 3, `too few kinds of fault: ${JSON.stringify(summary.faultsByKind)}`);
       for (const kind of ['freeze-member', 'isolate-follower-from-leader']) assert.ok((summary.faultsByKind[kind] ?? 0) >= 1, `no ${kind}: ${JSON.stringify(summary.faultsByKind)}`);
     } finally {
       rmSync(out, { recursive: true, force: true });

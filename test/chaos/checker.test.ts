@@ -50,20 +50,42 @@ describe('chaos checker', () => {
     assert.equal(result.ok, false);
   });
 
-  it('the same session acquiring again is not another holder', () => {
-    const result = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_MAY_HAVE_EXPIRED', lostAt: 2500 }), op('b', 's1', 2000, 2100, { start: 3001 })]);
-    assert.equal(result.lostLeases[0]?.marginMs, null);
-    assert.equal(result.lostLeaseViolations, 0);
+  it('another logical worker on the same session is another holder; the same worker acquiring again is not', () => {
+    const lost = { lost: 'SESSION_MAY_HAVE_EXPIRED', lostAt: 2500 };
+    const sameWorker = run([op('a', 's1', 1000, 3000, lost), op('a2', 's1', 3200, 3300, { worker: 'a' })]);
+    assert.equal(sameWorker.lostLeases[0]?.marginMs, null);
+    const sibling = run([op('a', 's1', 1000, 3000, lost), op('b', 's1', 2000, 2100)]);
+    assert.equal(sibling.lostLeases[0]?.marginMs, -500);
+    assert.equal(sibling.lostLeaseViolations, 1);
   });
 
-  it('a peer that held on past its session is excused only while a fault was about', () => {
-    const peer = op('curator', 's1', 1000, 5000, { language: 'curator' });
+  it('holds are compared from their acquire: a holder that ended before the other reached the resource still overlapped it', () => {
+    const result = run([op('a', 's1', 1000, 4000), op('b', 's2', 3500, 4500, { start: 4100 })]);
+    assert.equal(result.unexcusedOverlaps, 1);
+  });
+
+  it('a lost semaphore lease counts until its signal', () => {
+    const sem = (id: string, session: string, at: number, end: number, extra: Partial<OperationRecord> = {}): OperationRecord =>
+      op(id, session, at, end, { kind: 'semaphore', locks: [{ lock: LOCKS.semaphore, token: '0', fenced: false }], ...extra });
+    const early = run([sem('a', 's1', 1000, 5000, { lost: 'SESSION_EXPIRED', lostAt: 1500 }), sem('b', 's2', 2000, 3000), sem('c', 's3', 2000, 3000)]);
+    assert.equal(early.semaphoreMax.unexcused, 2);
+    const late = run([sem('a', 's1', 1000, 5000, { lost: 'SESSION_EXPIRED', lostAt: 2500 }), sem('b', 's2', 2000, 3000), sem('c', 's3', 2000, 3000)]);
+    assert.equal(late.semaphoreMax.unexcused, 3);
+    assert.equal(late.ok, false);
+  });
+
+  it('a peer that held on past its session is excused only when its session ended during a fault that could end it', () => {
+    const peer = op('curator', 's1', 1000, 5000, { language: 'curator', process: 'curator1' });
     const next = op('b', 's2', 4000, 4500);
-    assert.equal(run([peer, next]).unexcusedOverlaps, 1, 'no fault: a finding');
-    const fault: FaultRecord = { kind: 'expire-session', target: 'curator', start: 1500, end: 3500 };
-    const excused = run([peer, next], [fault]);
+    const peerLater = (session: string): OperationRecord => op('curator-next', session, 6000, 6100, { language: 'curator', process: 'curator1' });
+    assert.equal(run([peer, next, peerLater('s9')]).unexcusedOverlaps, 1, 'no fault: a finding');
+    const own: FaultRecord = { kind: 'expire-session', target: 'curator1', start: 1500, end: 3500 };
+    const excused = run([peer, next, peerLater('s9')], [own]);
     assert.equal(excused.unexcusedOverlaps, 0);
     assert.equal(excused.overlaps[0]?.excuse, 'peer');
+    assert.equal(run([peer, next, peerLater('s1')], [own]).unexcusedOverlaps, 1, 'its session lived on: the newcomer got in wrongly');
+    const elsewhere: FaultRecord = { kind: 'pause-worker', target: 'w3', start: 1500, end: 3500 };
+    assert.equal(run([peer, next, peerLater('s9')], [elsewhere]).unexcusedOverlaps, 1, 'a fault on another worker cannot end its session');
   });
 
   it('a zklock holder that held first and was never signalled is not excused by the peer that came next', () => {

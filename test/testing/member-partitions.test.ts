@@ -111,6 +111,8 @@ describe('ZooKeeperEnsemble with link proxies', { timeout: harnessBound(8) }, ()
       t.diagnostic(`after the thaw: ${pinned.state}`);
       if (pinned.state === 'connected') assert.equal(pinned.sessionId, sessionId);
     } finally {
+      // A failure while frozen must not leave the member stopped for the tests after this one.
+      if (follower.state === 'paused') await follower.resume();
       await pinned.close();
     }
     await ensemble.waitForQuorum();
@@ -124,7 +126,11 @@ describe('ZooKeeperEnsemble with link proxies', { timeout: harnessBound(8) }, ()
     ensemble.slowLink(follower.id, leader.id, 200);
     const client = await ZooKeeperClient.connect(follower.connectString);
     try {
+      // A write through the follower crosses the slowed link to the leader and back: at least
+      // 200 ms, however idle the machine (a lower bound, which load can only lengthen).
+      const started = performance.now();
       await client.create('/slow', '');
+      assert.ok(performance.now() - started >= 200, `the write took ${performance.now() - started} ms through a 200 ms link`);
     } finally {
       await client.close();
     }
