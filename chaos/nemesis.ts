@@ -58,7 +58,8 @@ export async function runNemesis(options: NemesisOptions): Promise<FaultRecord[]
     const start = preciseNow();
     const fault: FaultRecord = { kind, target: '?', start, end: start };
     try {
-      fault.target = await inject(kind, options);
+      // A fault that first waits for a holder to aim at starts when it strikes, not when it began waiting.
+      fault.target = await inject(kind, options, () => (fault.start = preciseNow()));
     } catch (error) {
       // A harness failure (a member that would not come back) is a finding, not a reason to stop the run.
       fault.error = String(error);
@@ -72,7 +73,7 @@ export async function runNemesis(options: NemesisOptions): Promise<FaultRecord[]
 }
 
 /** Injects and heals one fault; returns what it hit. */
-async function inject(kind: FaultKind, options: NemesisOptions): Promise<string> {
+async function inject(kind: FaultKind, options: NemesisOptions, strikesNow: () => void): Promise<string> {
   const { ensemble, prng, sessionTimeout } = options;
   switch (kind) {
     case 'kill-member':
@@ -96,6 +97,7 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       // leader expires their sessions while the frozen member can say nothing for them.
       const { member, role } = await leaderOrFollower(options);
       const caught = await catchPinnedHolder(options, member);
+      strikesNow();
       await member.pause();
       await sleep(prng.between(0.5, 2) * sessionTimeout);
       await member.resume();
@@ -119,6 +121,7 @@ async function inject(kind: FaultKind, options: NemesisOptions): Promise<string>
       // Read again after the wait; should the follower have become the leader, cut another.
       const head = await leader(ensemble);
       if (follower === head) follower = pickFollower(options, head);
+      strikesNow();
       return await cutOff(options, follower, () => ensemble.cutLink(follower.id, head.id), `follower, cut from leader ${head.id}${caught}`);
     }
     case 'slow-link': {
