@@ -1,5 +1,5 @@
 import type { FaultRecord, OperationRecord } from './history.js';
-import { EXCLUSIVE_PATHS, LOCKS, isPeer, isWorkerFault } from './history.js';
+import { EXCLUSIVE_PATHS, LOCKS, isPeer, isWorkerFault, sessionEndTest } from './history.js';
 import type { Interval } from './history.js';
 import type { FaultKindSummary } from './fault-summary.js';
 import { summarizeByKind, worst } from './fault-summary.js';
@@ -112,7 +112,7 @@ export function check(input: CheckInput): CheckResult {
   const recoveries = input.faults.map((fault) => recovery(fault, ops, input.runStart));
   const unexcusedOverlaps = overlaps.filter((o) => o.excuse === undefined).length;
   const semaphoreBroken = unexcused > LOCKS.semaphoreSize;
-  const lost = lostLeases(ops, input.faults, input.runStart, input.sessionTimeoutMs);
+  const lost = lostLeases(ops, input.faults, input.runStart, input.sessionTimeoutMs, sessionEnded);
   const lostLeaseViolations = lost.filter((l) => l.violation).length;
   return {
     operations: ops.length,
@@ -183,16 +183,6 @@ function fencingBreaks(lock: string, onLock: readonly Interval[]): string[] {
     if (tokenOf(current) <= tokenOf(previous)) problems.push(`${lock}: token ${tokenOf(current)} of ${current.id} after ${tokenOf(previous)} of ${previous.id}`);
   }
   return problems;
-}
-
-/** Whether a peer's session ended after `op`: its process's next operation ran on another session, or there was none. */
-function sessionEndTest(ops: readonly Interval[]): (op: Interval) => boolean {
-  const byProcess = new Map<string, Interval[]>();
-  for (const op of [...ops].sort((x, y) => x.acquiredAt - y.acquiredAt)) byProcess.set(op.process, [...(byProcess.get(op.process) ?? []), op]);
-  return (op) => {
-    const next = byProcess.get(op.process)?.find((other) => other.acquiredAt > op.acquiredAt);
-    return next === undefined || next.session !== op.session;
-  };
 }
 
 function countBy(keys: readonly string[]): Record<string, number> {

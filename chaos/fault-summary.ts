@@ -16,7 +16,17 @@ export interface FaultKindSummary {
   /** Lost leases nobody else acquired after, before the run ended (no margin to measure). */
   unchallenged: number;
   /** Margin (next other acquisition − signal) over the lost leases of this kind, ms. */
-  marginMs: { min: number; p10: number; p50: number; max: number } | null;
+  marginMs: Spread | null;
+  /** The same over the leases whose session did end: the margin the lease monitor's promise is about. */
+  endedMarginMs: Spread | null;
+}
+
+export interface Spread {
+  n: number;
+  min: number;
+  p10: number;
+  p50: number;
+  max: number;
 }
 
 export interface SummaryInput {
@@ -35,7 +45,7 @@ export function summarizeByKind(input: SummaryInput): FaultKindSummary[] {
     const recoveries = input.recoveries.filter((r) => r.kind === kind);
     const leases = input.lostLeases.filter((l) => l.fault === kind);
     const overlapsHere = unexcused.filter((o) => kindAt(o.fromMs) === kind);
-    const margins = leases.flatMap((l) => (l.marginMs === null || l.excuse !== undefined ? [] : [l.marginMs])).sort((a, b) => a - b);
+    const measured = leases.filter((l) => l.marginMs !== null && l.excuse === undefined);
     return {
       kind,
       count: recoveries.length,
@@ -44,7 +54,8 @@ export function summarizeByKind(input: SummaryInput): FaultKindSummary[] {
       violations: overlapsHere.length + leases.filter((l) => l.violation).length,
       lostLeases: leases.length,
       unchallenged: leases.filter((l) => l.marginMs === null).length,
-      marginMs: margins.length === 0 ? null : { min: margins[0] as number, p10: quantile(margins, 0.1), p50: quantile(margins, 0.5), max: margins.at(-1) as number },
+      marginMs: spread(measured.map((l) => l.marginMs as number)),
+      endedMarginMs: spread(measured.filter((l) => l.sessionEnded).map((l) => l.marginMs as number)),
     };
   });
 }
@@ -52,6 +63,12 @@ export function summarizeByKind(input: SummaryInput): FaultKindSummary[] {
 export function worst(times: readonly (number | null)[]): number | null {
   const known = times.filter((t): t is number => t !== null);
   return known.length > 0 ? Math.max(...known) : null;
+}
+
+function spread(values: readonly number[]): Spread | null {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  return { n: sorted.length, min: sorted[0] as number, p10: quantile(sorted, 0.1), p50: quantile(sorted, 0.5), max: sorted.at(-1) as number };
 }
 
 /** Nearest-rank quantile of an ascending, non-empty list. */

@@ -60,6 +60,16 @@ export function isWorkerFault(fault: FaultRecord): boolean {
   return (WORKER_FAULTS as readonly string[]).includes(fault.kind);
 }
 
+/** Whether the session of `op` ended after it: its process's next operation ran on another session, or there was none. */
+export function sessionEndTest(ops: readonly Interval[]): (op: Interval) => boolean {
+  const byProcess = new Map<string, Interval[]>();
+  for (const op of [...ops].sort((x, y) => x.acquiredAt - y.acquiredAt)) byProcess.set(op.process, [...(byProcess.get(op.process) ?? []), op]);
+  return (op) => {
+    const next = byProcess.get(op.process)?.find((other) => other.acquiredAt > op.acquiredAt);
+    return next === undefined || next.session !== op.session;
+  };
+}
+
 export interface FaultRecord {
   kind: FaultKind;
   target: string;

@@ -17,6 +17,12 @@ export interface LostLease {
   next?: { op: string; language: string; session: string; lock: string; acquiredAtS: number };
   /** next.acquiredAt − lostAt in ms: negative breaks the promise. Null when nobody acquired after. */
   marginMs: number | null;
+  /**
+   * Whether the holder's session ended (its process's next operation ran on another session):
+   * the server could hand the lock on by itself. Otherwise the lease was given up early, the
+   * session lived on, and the next holder came after the release, often milliseconds after.
+   */
+  sessionEnded: boolean;
   /** The fault in force when the lease was lost (from its start to one session timeout after its heal), or `none`. */
   fault: string;
   /** Set when the lease's process was SIGSTOPped meanwhile: a stopped process cannot keep any promise (the fence must). */
@@ -26,7 +32,13 @@ export interface LostLease {
   timeline?: string[];
 }
 
-export function lostLeases(ops: readonly Interval[], faults: readonly FaultRecord[], runStart: number, sessionTimeoutMs: number): LostLease[] {
+export function lostLeases(
+  ops: readonly Interval[],
+  faults: readonly FaultRecord[],
+  runStart: number,
+  sessionTimeoutMs: number,
+  sessionEnded: (op: Interval) => boolean,
+): LostLease[] {
   const seconds = (t: number): number => Math.round(t - runStart) / 1000;
   const found: LostLease[] = [];
   for (const op of ops) {
@@ -42,6 +54,7 @@ export function lostLeases(ops: readonly Interval[], faults: readonly FaultRecor
       session: op.session,
       reason: op.lost,
       lostAtS: seconds(lostAt),
+      sessionEnded: sessionEnded(op),
       marginMs,
       fault: fault?.kind ?? 'none',
       violation: marginMs !== null && marginMs < 0 && !paused,

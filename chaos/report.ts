@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckResult } from './checker.js';
+import type { Spread } from './fault-summary.js';
 import type { WorkerStats } from './worker.js';
 
 export interface RunSummary {
@@ -67,11 +68,14 @@ function renderMarkdown(s: RunSummary, svgName: string): string {
     '',
     '## By fault kind',
     '',
-    'Margin: from the moment a lost zklock lease\'s signal aborted to the next acquisition of a conflicting hold on that lock by any other worker (any language; a logical worker on the same session counts); it must be positive. A lease belongs to the fault in force when it was lost (from the fault\'s start to one session timeout after its heal).',
+    'Margin: from the moment a lost zklock lease\'s signal aborted to the next acquisition of a conflicting hold on that lock by any other worker (any language; a logical worker on the same session counts); it must be positive. A lease belongs to the fault in force when it was lost (from the fault\'s start to one session timeout after its heal). Where the session lived on, the lease was given up early and the next holder came right after its release, so the margin can be a few milliseconds; where the session ended, the server itself handed the lock on, and the margin is what the lease monitor promised.',
     '',
-    '| fault | count | worst stall | worst resumption | violations | lost leases (unchallenged) | margin min / p10 / p50 / max |',
-    '|---|---|---|---|---|---|---|',
-    ...c.byKind.map((k) => `| ${k.kind} | ${k.count} | ${ms(k.worstStallMs)} | ${ms(k.worstResumeMs)} | ${k.violations} | ${k.lostLeases} (${k.unchallenged}) | ${k.marginMs === null ? '—' : [k.marginMs.min, k.marginMs.p10, k.marginMs.p50, k.marginMs.max].map((v) => Math.round(v)).join(' / ') + ' ms'} |`),
+    '| fault | count | worst stall | worst resumption | violations | lost leases (unchallenged) | margin min / p10 / p50 / max | where the session ended: n, min / p10 / p50 / max |',
+    '|---|---|---|---|---|---|---|---|',
+    ...c.byKind.map(
+      (k) =>
+        `| ${k.kind} | ${k.count} | ${ms(k.worstStallMs)} | ${ms(k.worstResumeMs)} | ${k.violations} | ${k.lostLeases} (${k.unchallenged}) | ${spread(k.marginMs)} | ${k.endedMarginMs === null ? '—' : `${k.endedMarginMs.n}, ${spread(k.endedMarginMs)}`} |`,
+    ),
     '',
     '## Recovery after each fault',
     '',
@@ -92,6 +96,10 @@ function renderMarkdown(s: RunSummary, svgName: string): string {
   const unexcused = c.overlaps.filter((o) => o.excuse === undefined);
   if (unexcused.length > 0) lines.push('## Unexcused overlaps', '', ...unexcused.slice(0, 50).map((o) => `- ${o.lock}: ${o.a} and ${o.b} for ${ms(o.toMs - o.fromMs)} (${o.note ?? ''})`), '');
   return lines.join('\n');
+}
+
+function spread(s: Spread | null): string {
+  return s === null ? '—' : `${[s.min, s.p10, s.p50, s.max].map((v) => Math.round(v)).join(' / ')} ms`;
 }
 
 function lostLine(leases: CheckResult['lostLeases']): string {

@@ -36,6 +36,11 @@ describe('chaos checker', () => {
     assert.equal(result.lostLeases[0]?.marginMs, 2500);
     assert.equal(result.lostLeases[0]?.next?.op, 'b');
     assert.ok(result.ok);
+    const lived = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_MAY_HAVE_EXPIRED', lostAt: 2000 }), op('b', 's2', 4500, 5000), op('a2', 's1', 6000, 6100, { process: 'a' })]);
+    assert.equal(lived.lostLeases[0]?.sessionEnded, false, 'its process went on with the same session');
+    assert.equal(lived.byKind.find((k) => k.kind === 'none')?.endedMarginMs, null);
+    const ended = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_EXPIRED', lostAt: 2000 }), op('b', 's2', 4500, 5000), op('a2', 's3', 6000, 6100, { process: 'a' })]);
+    assert.equal(ended.byKind.find((k) => k.kind === 'none')?.endedMarginMs?.min, 2500);
   });
 
   it('a signal after another session acquired is a violation, reported with its timeline and fault', () => {
