@@ -37,14 +37,14 @@ export async function herd(bench: Bench, path: string, sessions: number, waiters
       const mutex = new Mutex(clients[w % sessions]!, path, { onWake: () => wakes++ });
       const lease = await mutex.acquire();
       events.push([0, performance.now(), w]);
-      await lease.release();
       events.push([1, performance.now(), w]);
+      await lease.release();
     });
     await waitForQueue(holder, path, waiters + 1);
     const serverWatches = await waitForWatches(bench, waiters);
     const t0 = performance.now();
+    events.push([1, t0, -1]);
     await first.release();
-    events.push([1, performance.now(), -1]);
     await Promise.all(done);
     return { waiters, wakesPerRelease: wakes / waiters, handoff: summarizeHandoffs(events), serverWatches, drainMs: performance.now() - t0 };
   } finally {

@@ -24,7 +24,7 @@ export interface ContentionSpec {
 
 /**
  * `sessions` zklock clients in this process loop acquire → release (no hold time) for the
- * duration, recording when each acquire resolves and each release completes on one clock.
+ * duration, recording when each acquire resolves and each release is called, on one clock.
  */
 export async function contendZklock(bench: Bench, root: string, spec: ContentionSpec): Promise<Contention> {
   const clients = await Promise.all(Array.from({ length: spec.sessions }, () => connectZklock(bench.connectString)));
@@ -40,8 +40,8 @@ export async function contendZklock(bench: Bench, root: string, spec: Contention
             const lease = await pick().acquire();
             events.push([0, performance.now(), i]);
             perSession[i]!++;
-            await lease.release();
             events.push([1, performance.now(), i]);
+            await lease.release();
           }
         }),
       );
@@ -63,15 +63,14 @@ function lockPicker(client: ZooKeeperClient, path: string, readRatio: number | u
 
 /**
  * Handoff times (ms) of an exclusive lock from its event log: for each acquisition, the time
- * since the previous holder's release completed. Holders follow each other in the order their
- * acquires resolved, and a release belongs to the latest acquisition of the same worker. The next
- * holder can learn of the release (by its watch) before the releaser hears its own delete's
- * reply; such a handoff counts as 0.
+ * since the previous holder called `release()` — so the release's own commit, the part a waiting
+ * user feels, is inside it. Holders follow each other in the order their acquires resolved, and
+ * a release belongs to the latest acquisition of the same worker.
  */
 export function handoffs(events: readonly LockEvent[]): number[] {
   const sorted = [...events].sort((a, b) => a[1] - b[1]);
-  const holds: { acquiredAt: number; releasedAt?: number }[] = [];
-  const current = new Map<number, { acquiredAt: number; releasedAt?: number }>();
+  const holds: { acquiredAt: number; releaseCalledAt?: number }[] = [];
+  const current = new Map<number, { acquiredAt: number; releaseCalledAt?: number }>();
   for (const [kind, t, who] of sorted) {
     if (kind === 0) {
       const hold = { acquiredAt: t };
@@ -79,13 +78,13 @@ export function handoffs(events: readonly LockEvent[]): number[] {
       current.set(who, hold);
     } else {
       const hold = current.get(who);
-      if (hold) hold.releasedAt = t;
+      if (hold) hold.releaseCalledAt = t;
     }
   }
   const times: number[] = [];
   for (let i = 1; i < holds.length; i++) {
-    const releasedAt = holds[i - 1]!.releasedAt;
-    if (releasedAt !== undefined) times.push(Math.max(0, holds[i]!.acquiredAt - releasedAt));
+    const releaseCalledAt = holds[i - 1]!.releaseCalledAt;
+    if (releaseCalledAt !== undefined) times.push(holds[i]!.acquiredAt - releaseCalledAt);
   }
   return times;
 }

@@ -13,7 +13,7 @@ export type KazooSpec =
   | { scenario: 'mutex'; root: string; ops: number; warmup: number }
   | { scenario: 'contend'; root: string; sessions: number; locks: number; durationMs: number; readRatio?: number };
 
-/** [kind, ms, session]: kind 0 = an acquire resolved, 1 = a release completed (the same shape the Node side records). */
+/** [kind, ms, session]: kind 0 = an acquire resolved, 1 = `release()` called (the same shape the Node side records). */
 export type LockEvent = [0 | 1, number, number];
 
 export interface KazooResult extends Measurement {

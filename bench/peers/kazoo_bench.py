@@ -140,7 +140,7 @@ def contend(hosts, spec):
     sessions, locks, read_ratio = spec["sessions"], spec["locks"], spec.get("read_ratio")
     patched = patch_read_write_deadlock() if read_ratio is not None else None
     clients = [connect(hosts) for _ in range(sessions)]
-    events = []  # [kind, t_ms, session]: kind 0 = acquire resolved, 1 = release completed
+    events = []  # [kind, t_ms, session]: kind 0 = acquire resolved, 1 = release called
     counts = [0] * sessions
     barrier = threading.Barrier(sessions + 1)
     deadline = [0.0]
@@ -159,8 +159,8 @@ def contend(hosts, spec):
             lock.acquire()
             events.append([0, now_ms(), i])
             counts[i] += 1
-            lock.release()
             events.append([1, now_ms(), i])
+            lock.release()
 
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(sessions)]
     for t in threads:
