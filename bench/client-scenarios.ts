@@ -78,10 +78,11 @@ export async function clientScenarios(bench: Bench): Promise<Row[]> {
   return rows;
 }
 
-/** Throughput samples of each peer's median run over the configured rounds (kazoo's only when it runs). */
-export async function measuredSamples(bench: Bench, runs: Record<Peer, () => Promise<Measurement>>): Promise<Partial<Record<Peer, Sample>>> {
-  const { kazoo, ...node } = runs;
-  const medians = await medianRuns<Peer>(bench.config.rounds, bench.kazoo ? { ...node, kazoo } : node);
+/** Throughput samples of each peer's median run over the configured rounds (kazoo's and Curator's only when they run). */
+export async function measuredSamples(bench: Bench, runs: Partial<Record<Peer, () => Promise<Measurement>>>): Promise<Partial<Record<Peer, Sample>>> {
+  const skipped = (peer: string): boolean => (peer === 'kazoo' && !bench.kazoo) || (peer === 'curator' && !bench.curator);
+  const wanted = Object.fromEntries(Object.entries(runs).filter(([peer]) => !skipped(peer))) as Partial<Record<Peer, () => Promise<Measurement>>>;
+  const medians = await medianRuns<Peer>(bench.config.rounds, wanted);
   return Object.fromEntries(Object.entries(medians).map(([peer, m]) => [peer, sampleOf(m)]));
 }
 

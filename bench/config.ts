@@ -32,6 +32,8 @@ export interface BenchConfig {
   readonly backlogRequests: number;
   /** Run the kazoo side (needs /usr/bin/python3 with python3-kazoo). */
   readonly kazoo: boolean;
+  /** Run the Curator side in the lock rows (needs a JDK and libcurator-recipes-java). */
+  readonly curator: boolean;
   /**
    * The server commits with fsync (`forceSync=yes`) into a data directory on disk, as in
    * production; false (`--no-fsync`) is the harness's test setting, which skips it.
@@ -77,21 +79,24 @@ const FULL = {
 
 const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload']);
 
-const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-fsync] [--only client|lock|overload]
+const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload]
   --quick      short run (about a minute), to check that everything works
   --no-kazoo   skip the Python peer
+  --no-curator skip the Java peer (Apache Curator 5.4)
   --no-fsync   the server skips fsync (forceSync=no, data in the temp dir): the test setting
   --only G     run only scenario group G (client, lock or overload); repeatable`;
 
 export function parseArgs(argv: readonly string[]): BenchConfig {
   let quick = false;
   let kazoo = true;
+  let curator = true;
   let fsync = true;
   const only = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
     else if (arg === '--no-kazoo') kazoo = false;
+    else if (arg === '--no-curator') curator = false;
     else if (arg === '--no-fsync') fsync = false;
     else if (arg === '--only' && GROUPS.has(argv[i + 1] ?? '')) only.add(argv[++i]!);
     else {
@@ -99,5 +104,5 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
       process.exit(arg === '--help' || arg === '-h' ? 0 : 2);
     }
   }
-  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, readRatio: 0.8, kazoo, fsync, only };
+  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, readRatio: 0.8, kazoo, curator, fsync, only };
 }

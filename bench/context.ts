@@ -10,5 +10,7 @@ export interface Bench {
   readonly root: string;
   /** False when the kazoo side is skipped (flag, or Python/kazoo missing). */
   readonly kazoo: boolean;
+  /** False when the Curator side is skipped (flag, or no JDK or Curator jars). */
+  readonly curator: boolean;
   readonly log: (line: string) => void;
 }

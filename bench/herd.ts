@@ -5,7 +5,7 @@ import type { Bench } from './context.js';
 import type { HandoffSummary } from './lock-contention.js';
 import { summarizeHandoffs } from './lock-contention.js';
 import { sleep } from './measure.js';
-import type { LockEvent } from './peers/kazoo.js';
+import type { LockEvent } from './peers/peer-run.js';
 import { connectZklock } from './peers/ops-client.js';
 
 export interface HerdResult {

@@ -4,7 +4,7 @@ import { Mutex, ReadWriteLock } from './zklock.js';
 import type { Bench } from './context.js';
 import { measure, percentile } from './measure.js';
 import type { Measurement } from './measure.js';
-import type { LockEvent } from './peers/kazoo.js';
+import type { LockEvent } from './peers/peer-run.js';
 import { connectZklock } from './peers/ops-client.js';
 
 export interface Contention {

@@ -6,8 +6,9 @@ import type { Contention, ContentionSpec } from './lock-contention.js';
 import { contendZklock, summarizeHandoffs } from './lock-contention.js';
 import { measure, percentile, perSecond } from './measure.js';
 import type { Measurement } from './measure.js';
-import type { KazooResult } from './peers/kazoo.js';
+import { runCurator } from './peers/curator.js';
 import { runKazoo } from './peers/kazoo.js';
+import type { PeerResult } from './peers/peer-run.js';
 import { nzkOps } from './peers/nzk.js';
 import type { OpsClient } from './peers/ops-client.js';
 import { connectZklock, zklockOps } from './peers/ops-client.js';
@@ -22,7 +23,7 @@ export async function lockScenarios(bench: Bench): Promise<Row[]> {
   rows.push(await uncontended(bench));
   bench.log('  uncontended: done');
   const { sessions, contendedMs: durationMs, readRatio } = bench.config;
-  rows.push(...(await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsKazoo: 1.5 })));
+  rows.push(...(await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsCurator: 1.5 })));
   bench.log('  contended: done');
   rows.push(...(await contended(bench, 'independent', `${sessions} sessions, ${sessions} locks`, { sessions, locks: sessions, durationMs }, { handoff: false })));
   bench.log('  independent locks: done');
@@ -89,6 +90,8 @@ async function uncontended(bench: Bench): Promise<Row> {
       },
       nzk: timed((n) => rawLockCycles(nzk, rawPath, n)),
       kazoo: () => runKazoo(bench.connectString, { scenario: 'mutex', root: `${bench.root}/mutex-kazoo`, ops: lockCycles, warmup: warmupOps }),
+      // A fresh JVM each round: the longer warm-up the Node side gets once before its rounds.
+      curator: () => runCurator(bench.connectString, { scenario: 'mutex', root: `${bench.root}/mutex-curator`, ops: lockCycles, warmup: 6 * warmupOps }),
     });
     const share = percentile(shares, 50);
     return {
@@ -112,19 +115,25 @@ async function rawLockCycles(client: OpsClient, path: string, n: number): Promis
   }
 }
 
-/** (c), (d), (f): many sessions in a loop for a fixed time, zklock in this process, kazoo in threads of one Python process. */
-async function contended(bench: Bench, name: string, label: string, spec: ContentionSpec, show: { handoff: boolean; goalVsKazoo?: number }): Promise<Row[]> {
-  const results: Partial<Record<Peer, Contention | KazooResult>> = {};
+/**
+ * (c), (d), (f): many sessions in a loop for a fixed time, zklock in this process, kazoo in
+ * threads of one Python process, Curator in threads of one JVM (after an untimed second).
+ */
+async function contended(bench: Bench, name: string, label: string, spec: ContentionSpec, show: { handoff: boolean; goalVsCurator?: number }): Promise<Row[]> {
+  const results: Partial<Record<Peer, Contention | PeerResult>> = {};
   results.zklock = await contendZklock(bench, `${bench.root}/${name}-zklock`, spec);
+  if (bench.curator) {
+    results.curator = await runCurator(bench.connectString, { scenario: 'contend', root: `${bench.root}/${name}-curator`, ...spec });
+  }
   if (bench.kazoo) {
     results.kazoo = await runKazoo(bench.connectString, { scenario: 'contend', root: `${bench.root}/${name}-kazoo`, ...spec });
   }
   const peers = Object.keys(results) as Peer[];
-  const per = (f: (r: Contention | KazooResult) => Sample): Partial<Record<Peer, Sample>> => Object.fromEntries(peers.map((p) => [p, f(results[p]!)]));
+  const per = (f: (r: Contention | PeerResult) => Sample): Partial<Record<Peer, Sample>> => Object.fromEntries(peers.map((p) => [p, f(results[p]!)]));
   const throughput: Row = { group: 'lock', scenario: `${label}: throughput`, unit: 'cycles/s', better: 'higher', samples: per((r) => sampleOf('m' in r ? r.m : r)) };
-  if (show.goalVsKazoo !== undefined) {
-    const ratio = speedup(throughput, 'kazoo');
-    throughput.goal = { text: `≥${show.goalVsKazoo}× kazoo`, met: ratio !== undefined && ratio >= show.goalVsKazoo };
+  if (show.goalVsCurator !== undefined) {
+    const ratio = speedup(throughput, 'curator');
+    throughput.goal = { text: `≥${show.goalVsCurator}× Curator`, met: ratio !== undefined && ratio >= show.goalVsCurator };
   }
   const note = results.kazoo && 'note' in results.kazoo ? results.kazoo.note : undefined;
   if (note) throughput.note = `${throughput.scenario}: ${note}`;
@@ -145,7 +154,12 @@ async function contended(bench: Bench, name: string, label: string, spec: Conten
     const summaries = Object.fromEntries(peers.map((p) => [p, summarizeHandoffs(results[p]!.events ?? [])]));
     for (const q of ['p50', 'p99'] as const) {
       const samples = Object.fromEntries(peers.map((p) => [p, { value: summaries[p]![q], detail: { handoffs: summaries[p]!.count } }]));
-      rows.push({ group: 'lock', scenario: `${label}: handoff ${q}`, unit: 'ms', better: 'lower', samples });
+      const row: Row = { group: 'lock', scenario: `${label}: handoff ${q}`, unit: 'ms', better: 'lower', samples };
+      if (q === 'p50' && show.goalVsCurator !== undefined) {
+        const ratio = speedup(row, 'curator');
+        row.goal = { text: `≤${(1 / show.goalVsCurator).toFixed(2)}× Curator's`, met: ratio !== undefined && ratio >= show.goalVsCurator };
+      }
+      rows.push(row);
     }
   }
   return rows;

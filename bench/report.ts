@@ -4,8 +4,10 @@ import type { BenchConfig } from './config.js';
 import type { Measurement } from './measure.js';
 import { cpuPerOp, perSecond } from './measure.js';
 
-export type Peer = 'zklock' | 'nzk' | 'kazoo';
-export const PEERS: readonly Peer[] = ['zklock', 'nzk', 'kazoo'];
+export type Peer = 'zklock' | 'curator' | 'nzk' | 'kazoo';
+export const PEERS: readonly Peer[] = ['zklock', 'curator', 'nzk', 'kazoo'];
+/** The peers zklock is compared with, in the table's ratio columns. */
+const OTHERS = ['curator', 'nzk', 'kazoo'] as const;
 
 /** One measured value; `cpuUsPerOp` is the client process's CPU per operation. */
 export interface Sample {
@@ -62,11 +64,11 @@ function formatSample(sample: Sample | undefined, unit: string): string {
 }
 
 export function renderTable(rows: readonly Row[]): string {
-  const header = ['scenario', 'zklock', 'node-zookeeper-client', 'kazoo', '×nzk', '×kazoo', 'goal'];
+  const header = ['scenario', 'zklock', 'Curator 5.4', 'node-zookeeper-client', 'kazoo', '×curator', '×nzk', '×kazoo', 'goal'];
   const body = rows.map((row) => [
     `${row.group}: ${row.scenario}`,
     ...PEERS.map((peer) => formatSample(row.samples[peer], row.unit)),
-    ...(['nzk', 'kazoo'] as const).map((peer) => {
+    ...OTHERS.map((peer) => {
       const ratio = speedup(row, peer);
       return ratio === undefined ? '' : `${ratio.toFixed(2)}×`;
     }),

@@ -1,7 +1,7 @@
 /**
- * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-fsync] [-- --only client|lock|overload]`:
+ * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload]`:
  * starts a standalone ZooKeeper server with the testing harness, runs the client and lock
- * scenarios for zklock, node-zookeeper-client and kazoo against it, and zklock's overload
+ * scenarios for zklock, node-zookeeper-client, kazoo and (lock rows) Curator against it, and zklock's overload
  * scenarios, prints a table and writes bench/results/.
  */
 import { mkdir, statfs } from 'node:fs/promises';
@@ -16,6 +16,7 @@ import type { BenchConfig } from './config.js';
 import { frameDecoderRows } from './frame-decoder.js';
 import { lockScenarios } from './lock-scenarios.js';
 import { overloadScenarios } from './overload.js';
+import { curatorUnavailable } from './peers/curator.js';
 import { kazooUnavailable } from './peers/kazoo.js';
 import { connectZklock } from './peers/ops-client.js';
 import type { Report, Row } from './report.js';
@@ -53,15 +54,16 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const notes: string[] = [];
   const log = (line: string): void => console.error(line);
-  let kazoo = config.kazoo;
-  if (kazoo) {
-    const reason = await kazooUnavailable();
+  const available = async (wanted: boolean, unavailable: () => Promise<string | undefined>): Promise<boolean> => {
+    const reason = wanted ? await unavailable() : undefined;
     if (reason) {
       notes.push(reason);
       log(reason);
-      kazoo = false;
     }
-  }
+    return wanted && reason === undefined;
+  };
+  const kazoo = await available(config.kazoo, kazooUnavailable);
+  const curator = await available(config.curator, curatorUnavailable);
   const settings = await serverSettings(config);
   notes.push(settings.note);
   log(`starting ZooKeeper (${config.mode} run; ${settings.note})…`);
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
     fourLetterWord: (word) => server.fourLetterWord(word),
     root: '/zklock-bench',
     kazoo,
+    curator,
     log,
   };
   const setup = await connectZklock(server.connectString);

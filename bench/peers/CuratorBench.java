@@ -1,0 +1,163 @@
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.retry.RetryOneTime;
+
+/**
+ * The Curator 5.4 side of `npm run bench` (bench/peers/curator.ts starts it; kazoo_bench.py is
+ * its Python twin). Arguments are key=value pairs; it prints one JSON line:
+ * {"ops", "wall_ms", "cpu_us", "per_session", "events"}, events being [kind, ms, session] with
+ * kind 0 = an acquire returned, 1 = release() called (System.nanoTime, CLOCK_MONOTONIC).
+ *
+ * scenario=mutex: one session acquires and releases an InterProcessMutex `ops` times after
+ * `warmup` untimed cycles. scenario=contend: `sessions` sessions, a thread each, loop on lock
+ * `i % locks` (an InterProcessReadWriteLock with read_ratio) for duration_ms, after an untimed
+ * second of the same to let the JIT compile the paths.
+ */
+public final class CuratorBench {
+    private static final int SESSION_TIMEOUT_MS = 30_000;
+    private static final long WARMUP_MS = 1_000;
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> spec = new HashMap<>();
+        for (String arg : args) {
+            int eq = arg.indexOf('=');
+            spec.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        String result = switch (spec.get("scenario")) {
+            case "mutex" -> mutex(spec);
+            case "contend" -> contend(spec);
+            default -> throw new IllegalArgumentException("unknown scenario " + spec.get("scenario"));
+        };
+        System.out.println(result);
+    }
+
+    private static CuratorFramework connect(String hosts) throws InterruptedException {
+        CuratorFramework client = CuratorFrameworkFactory.builder()
+                .connectString(hosts)
+                .sessionTimeoutMs(SESSION_TIMEOUT_MS)
+                .retryPolicy(new RetryOneTime(100))
+                .build();
+        client.start();
+        if (!client.blockUntilConnected(30, java.util.concurrent.TimeUnit.SECONDS)) throw new IllegalStateException("not connected to " + hosts);
+        return client;
+    }
+
+    private static String mutex(Map<String, String> spec) throws Exception {
+        int ops = Integer.parseInt(spec.get("ops"));
+        int warmup = Integer.parseInt(spec.get("warmup"));
+        try (CuratorFramework client = connect(spec.get("hosts"))) {
+            InterProcessMutex lock = new InterProcessMutex(client, spec.get("root"));
+            for (int i = 0; i < warmup; i++) cycle(lock);
+            long cpu0 = cpuNanos();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < ops; i++) cycle(lock);
+            return json(ops, System.nanoTime() - t0, cpuNanos() - cpu0, null, null);
+        }
+    }
+
+    private static void cycle(InterProcessMutex lock) throws Exception {
+        lock.acquire();
+        lock.release();
+    }
+
+    private static String contend(Map<String, String> spec) throws Exception {
+        int sessions = Integer.parseInt(spec.get("sessions"));
+        int locks = Integer.parseInt(spec.get("locks"));
+        long durationMs = Long.parseLong(spec.get("duration_ms"));
+        double readRatio = spec.containsKey("read_ratio") ? Double.parseDouble(spec.get("read_ratio")) : -1;
+        List<CuratorFramework> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i < sessions; i++) clients.add(connect(spec.get("hosts")));
+            round(clients, spec.get("root") + "/warmup", locks, WARMUP_MS, readRatio, null, new int[sessions]);
+            List<double[]> events = new ArrayList<>();
+            int[] counts = new int[sessions];
+            long cpu0 = cpuNanos();
+            long t0 = System.nanoTime();
+            round(clients, spec.get("root"), locks, durationMs, readRatio, events, counts);
+            long wall = System.nanoTime() - t0;
+            long cpu = cpuNanos() - cpu0;
+            int total = 0;
+            for (int c : counts) total += c;
+            return json(total, wall, cpu, counts, events);
+        } finally {
+            for (CuratorFramework client : clients) client.close();
+        }
+    }
+
+    /** Every session loops acquire → release on its lock until the time is up; events and counts may be null. */
+    private static void round(List<CuratorFramework> clients, String root, int locks, long durationMs, double readRatio, List<double[]> events, int[] counts)
+            throws Exception {
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        List<Exception> failures = new ArrayList<>();
+        long[] deadline = new long[1];
+        for (int i = 0; i < clients.size(); i++) {
+            int session = i;
+            String path = root + "/lock-" + (i % locks);
+            InterProcessReadWriteLock rw = readRatio < 0 ? null : new InterProcessReadWriteLock(clients.get(i), path);
+            InterProcessMutex mutex = readRatio < 0 ? new InterProcessMutex(clients.get(i), path) : null;
+            Thread thread = new Thread(() -> {
+                try {
+                    start.await();
+                    while (System.nanoTime() < deadline[0]) {
+                        InterProcessMutex lock = rw == null ? mutex : ThreadLocalRandom.current().nextDouble() < readRatio ? rw.readLock() : rw.writeLock();
+                        lock.acquire();
+                        double acquired = System.nanoTime() / 1e6;
+                        counts[session]++;
+                        double releasing = System.nanoTime() / 1e6;
+                        if (events != null) {
+                            synchronized (events) {
+                                events.add(new double[] {0, acquired, session});
+                                events.add(new double[] {1, releasing, session});
+                            }
+                        }
+                        lock.release();
+                    }
+                } catch (Exception e) {
+                    synchronized (failures) {
+                        failures.add(e);
+                    }
+                }
+            });
+            threads.add(thread);
+            thread.start();
+        }
+        deadline[0] = System.nanoTime() + durationMs * 1_000_000L;
+        start.countDown();
+        for (Thread thread : threads) thread.join();
+        if (!failures.isEmpty()) throw failures.get(0);
+    }
+
+    /** CPU of the whole JVM (its I/O and GC threads too, as kazoo's count includes its I/O thread). */
+    private static long cpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
+    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events) {
+        StringBuilder out = new StringBuilder();
+        out.append("{\"ops\":").append(ops).append(",\"wall_ms\":").append(wallNanos / 1e6).append(",\"cpu_us\":").append(cpuNanos / 1e3);
+        if (perSession != null) {
+            out.append(",\"per_session\":[");
+            for (int i = 0; i < perSession.length; i++) out.append(i == 0 ? "" : ",").append(perSession[i]);
+            out.append(']');
+        }
+        if (events != null) {
+            out.append(",\"events\":[");
+            for (int i = 0; i < events.size(); i++) {
+                double[] e = events.get(i);
+                out.append(i == 0 ? "" : ",").append('[').append((int) e[0]).append(',').append(e[1]).append(',').append((int) e[2]).append(']');
+            }
+            out.append(']');
+        }
+        return out.append('}').toString();
+    }
+}

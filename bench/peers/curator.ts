@@ -1,0 +1,36 @@
+import { delimiter } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { classDirFor, compileJava, curatorClasspath, javaTools } from '../../chaos/peers/java.js';
+import type { PeerResult } from './peer-run.js';
+import { runPeer } from './peer-run.js';
+
+const SOURCE = fileURLToPath(new URL('./CuratorBench.java', import.meta.url));
+/**
+ * As a service would run Curator: the JVM's default collector and both JIT tiers, with a heap
+ * that never makes the collector the bottleneck of a few thousand cycles a second.
+ */
+const JVM_OPTIONS = ['-Xms128m', '-Xmx512m'];
+
+export type CuratorSpec =
+  | { scenario: 'mutex'; root: string; ops: number; warmup: number }
+  | { scenario: 'contend'; root: string; sessions: number; locks: number; durationMs: number; readRatio?: number };
+
+/** Compiles the Curator side (cached); the reason when it cannot run here (its column is then left empty). */
+export async function curatorUnavailable(): Promise<string | undefined> {
+  try {
+    await compileJava(SOURCE, classDirFor(SOURCE), curatorClasspath());
+    return undefined;
+  } catch (error) {
+    return `Curator skipped: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/** Runs one scenario in a fresh JVM against `connectString` and parses its JSON line. */
+export async function runCurator(connectString: string, spec: CuratorSpec): Promise<PeerResult> {
+  const { java } = await javaTools();
+  const classpath = [classDirFor(SOURCE), ...curatorClasspath()].join(delimiter);
+  const { durationMs, readRatio, ...rest } = spec as CuratorSpec & { durationMs?: number; readRatio?: number };
+  const wire: Record<string, string | number | undefined> = { ...rest, hosts: connectString, duration_ms: durationMs, read_ratio: readRatio };
+  const args = Object.entries(wire).flatMap(([key, value]) => (value === undefined ? [] : [`${key}=${value}`]));
+  return runPeer(java, [...JVM_OPTIONS, '-cp', classpath, 'CuratorBench', ...args]);
+}
