@@ -18,8 +18,10 @@ export interface BenchConfig {
   readonly rounds: number;
   /** Acquire/release cycles of the single-session lock rows. */
   readonly lockCycles: number;
-  /** Duration of each multi-session lock row. */
+  /** Duration of each multi-session lock run. */
   readonly contendedMs: number;
+  /** Runs of each multi-session lock row per peer, peers taking turns; the median is reported with the range. */
+  readonly contentionRounds: number;
   /** Sessions in the contended, 8-locks and read/write rows. */
   readonly sessions: number;
   /** Share of read acquisitions in the read/write row. */
@@ -52,6 +54,7 @@ const QUICK = {
   rounds: 1,
   lockCycles: 500,
   contendedMs: 2_000,
+  contentionRounds: 1,
   overloadRequests: 200_000,
   backlogRequests: 100_000,
   herds: [
@@ -69,6 +72,7 @@ const FULL = {
   rounds: 5,
   lockCycles: 2_000,
   contendedMs: 8_000,
+  contentionRounds: 3,
   overloadRequests: 1_000_000,
   backlogRequests: 300_000,
   herds: [

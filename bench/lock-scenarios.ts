@@ -4,7 +4,7 @@ import type { Bench } from './context.js';
 import { herd } from './herd.js';
 import type { Contention, ContentionSpec } from './lock-contention.js';
 import { contendZklock, summarizeHandoffs } from './lock-contention.js';
-import { measure, percentile, perSecond } from './measure.js';
+import { measure, medianOf, percentile, perSecond, takeTurns } from './measure.js';
 import type { Measurement } from './measure.js';
 import { runCurator } from './peers/curator.js';
 import { runKazoo } from './peers/kazoo.js';
@@ -117,43 +117,53 @@ async function rawLockCycles(client: OpsClient, path: string, n: number): Promis
 
 /**
  * (c), (d), (f): many sessions in a loop for a fixed time, zklock in this process, kazoo in
- * threads of one Python process, Curator in threads of one JVM (after an untimed second).
+ * threads of one Python process, Curator in threads of one JVM (after an untimed second); the
+ * peers take turns for `contentionRounds` rounds, and each figure is the median round's, with the
+ * range over the rounds. Each run uses lock paths of its own, so no run inherits a queue.
  */
 async function contended(bench: Bench, name: string, label: string, spec: ContentionSpec, show: { handoff: boolean; goalVsCurator?: number }): Promise<Row[]> {
-  const results: Partial<Record<Peer, Contention | PeerResult>> = {};
-  results.zklock = await contendZklock(bench, `${bench.root}/${name}-zklock`, spec);
-  if (bench.curator) {
-    results.curator = await runCurator(bench.connectString, { scenario: 'contend', root: `${bench.root}/${name}-curator`, ...spec });
-  }
-  if (bench.kazoo) {
-    results.kazoo = await runKazoo(bench.connectString, { scenario: 'contend', root: `${bench.root}/${name}-kazoo`, ...spec });
-  }
-  const peers = Object.keys(results) as Peer[];
-  const per = (f: (r: Contention | PeerResult) => Sample): Partial<Record<Peer, Sample>> => Object.fromEntries(peers.map((p) => [p, f(results[p]!)]));
-  const throughput: Row = { group: 'lock', scenario: `${label}: throughput`, unit: 'cycles/s', better: 'higher', samples: per((r) => sampleOf('m' in r ? r.m : r)) };
+  let run = 0;
+  const rootOf = (peer: Peer): string => `${bench.root}/${name}-${peer}-${++run}`;
+  const runs = await takeTurns<Peer, Contention | PeerResult>(bench.config.contentionRounds, {
+    zklock: () => contendZklock(bench, rootOf('zklock'), spec),
+    ...(bench.curator ? { curator: () => runCurator(bench.connectString, { scenario: 'contend', root: rootOf('curator'), ...spec }) } : {}),
+    ...(bench.kazoo ? { kazoo: () => runKazoo(bench.connectString, { scenario: 'contend', root: rootOf('kazoo'), ...spec }) } : {}),
+  });
+  const per = (f: (r: Contention | PeerResult) => number, extra?: (median: number, rounds: readonly (Contention | PeerResult)[]) => Partial<Sample>): Partial<Record<Peer, Sample>> =>
+    Object.fromEntries(
+      [...runs].map(([peer, rounds]) => {
+        const { value, range } = medianOf(rounds.map(f));
+        return [peer, { value, range, ...extra?.(value, rounds) }];
+      }),
+    );
+  const measurement = (r: Contention | PeerResult): Measurement => ('m' in r ? r.m : r);
+  const throughput: Row = {
+    group: 'lock',
+    scenario: `${label}: throughput`,
+    unit: 'cycles/s',
+    better: 'higher',
+    samples: per(
+      (r) => perSecond(measurement(r)),
+      (_, rounds) => ({ cpuUsPerOp: medianOf(rounds.map((r) => sampleOf(measurement(r)).cpuUsPerOp ?? Number.NaN)).value }),
+    ),
+  };
   if (show.goalVsCurator !== undefined) {
     const ratio = speedup(throughput, 'curator');
     throughput.goal = { text: `≥${show.goalVsCurator}× Curator`, met: ratio !== undefined && ratio >= show.goalVsCurator };
   }
-  const note = results.kazoo && 'note' in results.kazoo ? results.kazoo.note : undefined;
+  const note = runs.get('kazoo')?.find((r): r is PeerResult => 'note' in r && r.note !== undefined)?.note;
   if (note) throughput.note = `${throughput.scenario}: ${note}`;
   const rows = [throughput];
   rows.push({
     group: 'lock',
-    scenario: `${label}: fairness (acquisitions per session)`,
+    scenario: `${label}: fairness (fewest / most acquisitions of one session)`,
     unit: 'min/max',
     better: 'higher',
-    samples: per((r) => {
-      const counts = r.perSession ?? [];
-      const min = Math.min(...counts);
-      const max = Math.max(...counts);
-      return { value: min / max, text: `min ${min} / max ${max}` };
-    }),
+    samples: per((r) => Math.min(...(r.perSession ?? [])) / Math.max(...(r.perSession ?? []))),
   });
   if (show.handoff) {
-    const summaries = Object.fromEntries(peers.map((p) => [p, summarizeHandoffs(results[p]!.events ?? [])]));
     for (const q of ['p50', 'p99'] as const) {
-      const samples = Object.fromEntries(peers.map((p) => [p, { value: summaries[p]![q], detail: { handoffs: summaries[p]!.count } }]));
+      const samples = per((r) => summarizeHandoffs(r.events ?? [])[q]);
       const row: Row = { group: 'lock', scenario: `${label}: handoff ${q}`, unit: 'ms', better: 'lower', samples };
       if (q === 'p50' && show.goalVsCurator !== undefined) {
         const ratio = speedup(row, 'curator');

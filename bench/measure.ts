@@ -41,11 +41,11 @@ export async function inFlight(total: number, depth: number, op: (i: number, wor
 
 /**
  * Runs each contestant `rounds` times, taking turns (a, b, c, b, c, a, …) so that slow phases of
- * a shared machine hit everyone alike, and keeps each one's median run by throughput.
+ * a shared machine hit everyone alike; returns every run of each.
  */
-export async function medianRuns<K extends string>(rounds: number, contestants: Partial<Record<K, () => Promise<Measurement>>>): Promise<Partial<Record<K, Measurement>>> {
-  const runs = new Map<K, Measurement[]>();
-  const entries = Object.entries(contestants) as [K, () => Promise<Measurement>][];
+export async function takeTurns<K extends string, R>(rounds: number, contestants: Partial<Record<K, () => Promise<R>>>): Promise<Map<K, R[]>> {
+  const runs = new Map<K, R[]>();
+  const entries = Object.entries(contestants) as [K, () => Promise<R>][];
   for (let round = 0; round < rounds; round++) {
     // Who goes first changes every round, so nobody always runs right after a heavy neighbour.
     const order = [...entries.slice(round % entries.length), ...entries.slice(0, round % entries.length)];
@@ -53,12 +53,23 @@ export async function medianRuns<K extends string>(rounds: number, contestants: 
       runs.set(name, [...(runs.get(name) ?? []), await run()]);
     }
   }
+  return runs;
+}
+
+/** {@link takeTurns}, keeping each contestant's median run by throughput. */
+export async function medianRuns<K extends string>(rounds: number, contestants: Partial<Record<K, () => Promise<Measurement>>>): Promise<Partial<Record<K, Measurement>>> {
   const medians: Partial<Record<K, Measurement>> = {};
-  for (const [name, list] of runs) {
+  for (const [name, list] of await takeTurns(rounds, contestants)) {
     const sorted = [...list].sort((a, b) => perSecond(a) - perSecond(b));
     medians[name] = sorted[Math.floor(sorted.length / 2)]!;
   }
   return medians;
+}
+
+/** The median of some rounds' values with their smallest and largest. */
+export function medianOf(values: readonly number[]): { value: number; range: { min: number; max: number } } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { value: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN, range: { min: sorted[0] ?? Number.NaN, max: sorted.at(-1) ?? Number.NaN } };
 }
 
 /** The p-th percentile (0..100) by nearest rank; NaN when empty. */

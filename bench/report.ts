@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { renderChart } from './chart-svg.js';
 import type { BenchConfig } from './config.js';
 import type { Measurement } from './measure.js';
 import { cpuPerOp, perSecond } from './measure.js';
@@ -15,6 +16,8 @@ export interface Sample {
   cpuUsPerOp?: number;
   /** Shown instead of the formatted value (e.g. "min 12 / max 15"). */
   text?: string;
+  /** Smallest and largest over the rounds, when `value` is their median. */
+  range?: { min: number; max: number };
   detail?: Record<string, unknown>;
 }
 
@@ -59,7 +62,8 @@ function formatNumber(value: number): string {
 
 function formatSample(sample: Sample | undefined, unit: string): string {
   if (!sample) return '—';
-  const value = sample.text ?? `${formatNumber(sample.value)} ${unit}`;
+  const range = sample.range && sample.range.min !== sample.range.max ? ` [${formatNumber(sample.range.min)}–${formatNumber(sample.range.max)}]` : '';
+  const value = sample.text ?? `${formatNumber(sample.value)}${range} ${unit}`;
   return sample.cpuUsPerOp === undefined ? value : `${value} (${formatNumber(sample.cpuUsPerOp)} µs cpu)`;
 }
 
@@ -79,13 +83,20 @@ export function renderTable(rows: readonly Row[]): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...body.map(line)].join('\n');
 }
 
-/** Writes `bench/results/<timestamp>.json` and `bench/results/latest.json`; returns the first path. */
+/** Writes `bench/results/<timestamp>.json` and `.svg`, and `latest.json` and `latest.svg`; returns the first path. */
 export async function writeReport(report: Report): Promise<string> {
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(dir, { recursive: true });
   const json = `${JSON.stringify(report, null, 2)}\n`;
-  const file = `${dir}${report.startedAt.replaceAll(':', '-')}.json`;
-  await writeFile(file, json);
-  await writeFile(`${dir}latest.json`, json);
-  return file;
+  const svg = `${renderChart(report.rows, `zklock bench ${report.startedAt} (${report.config.mode} run; ${report.config.fsync ? 'forceSync=yes' : 'forceSync=no'})`)}\n`;
+  const base = `${dir}${report.startedAt.replaceAll(':', '-')}`;
+  for (const [file, content] of [
+    [`${base}.json`, json],
+    [`${base}.svg`, svg],
+    [`${dir}latest.json`, json],
+    [`${dir}latest.svg`, svg],
+  ] as const) {
+    await writeFile(file, content);
+  }
+  return `${base}.json`;
 }
