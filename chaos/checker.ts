@@ -74,18 +74,18 @@ export interface CheckInput {
 
 export function check(input: CheckInput): CheckResult {
   const ops: Interval[] = input.operations.map((op) => ({ ...op, end: op.end ?? input.runEnd }));
-  const pausedDuring = (op: Interval): boolean =>
-    input.faults.some((f) => f.kind === 'pause-worker' && f.target === op.process && f.start < op.end && f.end > op.acquiredAt);
-  /** Why `op` may legitimately still run at `at`: its signal had told it, or it was stopped and could not know. */
+  /** Whether `op`'s process was SIGSTOPped during its hold, by `by` at the latest. */
+  const pausedDuring = (op: Interval, by = op.end): boolean =>
+    input.faults.some((f) => f.kind === 'pause-worker' && f.target === op.process && f.start < op.end && f.start <= by && f.end > op.acquiredAt);
+  /** Why `op` may legitimately still run at `at`: its signal had told it, or it was stopped (by then) and could not know. */
   const excuseOf = (op: Interval, at: number): Overlap['excuse'] => {
     if (op.lostAt !== undefined && op.lostAt <= at) return 'signal';
-    return pausedDuring(op) ? 'paused' : undefined;
+    return pausedDuring(op, at) ? 'paused' : undefined;
   };
   const sessionEnded = sessionEndTest(ops);
   /**
    * A Curator or kazoo holder cannot learn its lease is gone and stop. It is excused as 'peer'
-   * only when its session did end (its process's next operation ran on another session, or it
-   * had none) and a fault that could end it was in force during its hold (up to a session
+   * only when its session did end (its next operation ran on another session) and a fault that could end it was in force during its hold (up to a session
    * timeout after the heal): any ensemble fault, or a worker fault on its own process. Otherwise
    * a peer in an overlap is a finding like any other.
    */

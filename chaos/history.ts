@@ -60,13 +60,21 @@ export function isWorkerFault(fault: FaultRecord): boolean {
   return (WORKER_FAULTS as readonly string[]).includes(fault.kind);
 }
 
-/** Whether the session of `op` ended after it: its process's next operation ran on another session, or there was none. */
+/**
+ * Whether the session of `op` ended after it: the same logical worker's next acquire (after its
+ * release) ran on another session. Its sibling on the same client may acquire during the hold,
+ * on the session still alive, so it says nothing. Without a next acquire nobody can tell: false.
+ */
 export function sessionEndTest(ops: readonly Interval[]): (op: Interval) => boolean {
-  const byProcess = new Map<string, Interval[]>();
-  for (const op of [...ops].sort((x, y) => x.acquiredAt - y.acquiredAt)) byProcess.set(op.process, [...(byProcess.get(op.process) ?? []), op]);
+  const byWorker = new Map<string, Interval[]>();
+  for (const op of [...ops].sort((x, y) => x.acquiredAt - y.acquiredAt)) {
+    const list = byWorker.get(op.worker);
+    if (list === undefined) byWorker.set(op.worker, [op]);
+    else list.push(op);
+  }
   return (op) => {
-    const next = byProcess.get(op.process)?.find((other) => other.acquiredAt > op.acquiredAt);
-    return next === undefined || next.session !== op.session;
+    const next = byWorker.get(op.worker)?.find((other) => other.acquiredAt > op.acquiredAt);
+    return next !== undefined && next.session !== op.session;
   };
 }
 

@@ -18,7 +18,7 @@ export interface LostLease {
   /** next.acquiredAt − lostAt in ms: negative breaks the promise. Null when nobody acquired after. */
   marginMs: number | null;
   /**
-   * Whether the holder's session ended (its process's next operation ran on another session):
+   * Whether the holder's session ended (the worker's next operation ran on another session):
    * the server could hand the lock on by itself. Otherwise the lease was given up early, the
    * session lived on, and the next holder came after the release, often milliseconds after.
    */

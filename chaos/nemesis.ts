@@ -138,6 +138,7 @@ async function inject(kind: FaultKind, options: NemesisOptions, strikesNow: () =
       // Caught mid-operation, it is the stale holder the fence must stop when it wakes up.
       const worker = prng.pick(options.workers);
       await pollUntil(() => options.busyExclusive(worker.name), CATCH_HOLDER_MS);
+      strikesNow();
       worker.child.kill('SIGSTOP');
       await sleep(prng.between(1.5, 2) * sessionTimeout);
       worker.child.kill('SIGCONT');

@@ -36,11 +36,15 @@ describe('chaos checker', () => {
     assert.equal(result.lostLeases[0]?.marginMs, 2500);
     assert.equal(result.lostLeases[0]?.next?.op, 'b');
     assert.ok(result.ok);
-    const lived = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_MAY_HAVE_EXPIRED', lostAt: 2000 }), op('b', 's2', 4500, 5000), op('a2', 's1', 6000, 6100, { process: 'a' })]);
+    const lived = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_MAY_HAVE_EXPIRED', lostAt: 2000 }), op('b', 's2', 4500, 5000), op('a2', 's1', 6000, 6100, { process: 'a', worker: 'a' })]);
     assert.equal(lived.lostLeases[0]?.sessionEnded, false, 'its process went on with the same session');
     assert.equal(lived.byKind.find((k) => k.kind === 'none')?.endedMarginMs, null);
-    const ended = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_EXPIRED', lostAt: 2000 }), op('b', 's2', 4500, 5000), op('a2', 's3', 6000, 6100, { process: 'a' })]);
+    const ended = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_EXPIRED', lostAt: 2000 }), op('b', 's2', 4500, 5000), op('a2', 's3', 6000, 6100, { process: 'a', worker: 'a' })]);
     assert.equal(ended.byKind.find((k) => k.kind === 'none')?.endedMarginMs?.min, 2500);
+    // A sibling logical worker on the same client acquired during the hold, on the session still alive: it says nothing.
+    const sibling = op('a-sibling', 's1', 2500, 2600, { process: 'a', kind: 'read', locks: [{ lock: LOCKS.readWrite, token: '0', fenced: false }] });
+    const ended2 = run([op('a', 's1', 1000, 3000, { lost: 'SESSION_EXPIRED', lostAt: 2000 }), sibling, op('b', 's2', 4500, 5000), op('a2', 's3', 6000, 6100, { process: 'a', worker: 'a' })]);
+    assert.equal(ended2.lostLeases[0]?.sessionEnded, true);
   });
 
   it('a signal after another session acquired is a violation, reported with its timeline and fault', () => {
@@ -82,7 +86,7 @@ describe('chaos checker', () => {
   it('a peer that held on past its session is excused only when its session ended during a fault that could end it', () => {
     const peer = op('curator', 's1', 1000, 5000, { language: 'curator', process: 'curator1' });
     const next = op('b', 's2', 4000, 4500);
-    const peerLater = (session: string): OperationRecord => op('curator-next', session, 6000, 6100, { language: 'curator', process: 'curator1' });
+    const peerLater = (session: string): OperationRecord => op('curator-next', session, 6000, 6100, { language: 'curator', process: 'curator1', worker: 'curator' });
     assert.equal(run([peer, next, peerLater('s9')]).unexcusedOverlaps, 1, 'no fault: a finding');
     const own: FaultRecord = { kind: 'expire-session', target: 'curator1', start: 1500, end: 3500 };
     const excused = run([peer, next, peerLater('s9')], [own]);
@@ -91,6 +95,13 @@ describe('chaos checker', () => {
     assert.equal(run([peer, next, peerLater('s1')], [own]).unexcusedOverlaps, 1, 'its session lived on: the newcomer got in wrongly');
     const elsewhere: FaultRecord = { kind: 'pause-worker', target: 'w3', start: 1500, end: 3500 };
     assert.equal(run([peer, next, peerLater('s9')], [elsewhere]).unexcusedOverlaps, 1, 'a fault on another worker cannot end its session');
+  });
+
+  it('a pause that began after the overlap did not excuse it', () => {
+    const late: FaultRecord = { kind: 'pause-worker', target: 'a', start: 4200, end: 4800 };
+    assert.equal(run([op('a', 's1', 1000, 5000), op('b', 's2', 4000, 4500)], [late]).unexcusedOverlaps, 1);
+    const early: FaultRecord = { kind: 'pause-worker', target: 'a', start: 3000, end: 4800 };
+    assert.equal(run([op('a', 's1', 1000, 5000), op('b', 's2', 4000, 4500)], [early]).unexcusedOverlaps, 0);
   });
 
   it('a zklock holder that held first and was never signalled is not excused by the peer that came next', () => {
