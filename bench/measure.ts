@@ -66,9 +66,9 @@ export async function medianRuns<K extends string>(rounds: number, contestants: 
   return medians;
 }
 
-/** The median of some rounds' values with their smallest and largest. */
+/** The median of some rounds' values with their smallest and largest (rounds that measured nothing left out). */
 export function medianOf(values: readonly number[]): { value: number; range: { min: number; max: number } } {
-  const sorted = [...values].sort((a, b) => a - b);
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
   return { value: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN, range: { min: sorted[0] ?? Number.NaN, max: sorted.at(-1) ?? Number.NaN } };
 }
 

@@ -14,8 +14,6 @@ const OTHERS = ['curator', 'nzk', 'kazoo'] as const;
 export interface Sample {
   value: number;
   cpuUsPerOp?: number;
-  /** Shown instead of the formatted value (e.g. "min 12 / max 15"). */
-  text?: string;
   /** Smallest and largest over the rounds, when `value` is their median. */
   range?: { min: number; max: number };
   detail?: Record<string, unknown>;
@@ -63,7 +61,7 @@ function formatNumber(value: number): string {
 function formatSample(sample: Sample | undefined, unit: string): string {
   if (!sample) return '—';
   const range = sample.range && sample.range.min !== sample.range.max ? ` [${formatNumber(sample.range.min)}–${formatNumber(sample.range.max)}]` : '';
-  const value = sample.text ?? `${formatNumber(sample.value)}${range} ${unit}`;
+  const value = `${formatNumber(sample.value)}${range} ${unit}`;
   return sample.cpuUsPerOp === undefined ? value : `${value} (${formatNumber(sample.cpuUsPerOp)} µs cpu)`;
 }
 

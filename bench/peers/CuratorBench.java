@@ -25,6 +25,8 @@ import org.apache.curator.retry.RetryOneTime;
 public final class CuratorBench {
     private static final int SESSION_TIMEOUT_MS = 30_000;
     private static final long WARMUP_MS = 1_000;
+    /** Far beyond any handoff here; a lock that is not had by then means the run is broken, and it ends. */
+    private static final long ACQUIRE_TIMEOUT_S = 60;
 
     public static void main(String[] args) throws Exception {
         Map<String, String> spec = new HashMap<>();
@@ -65,8 +67,12 @@ public final class CuratorBench {
     }
 
     private static void cycle(InterProcessMutex lock) throws Exception {
-        lock.acquire();
+        acquire(lock);
         lock.release();
+    }
+
+    private static void acquire(InterProcessMutex lock) throws Exception {
+        if (!lock.acquire(ACQUIRE_TIMEOUT_S, java.util.concurrent.TimeUnit.SECONDS)) throw new IllegalStateException("not acquired within " + ACQUIRE_TIMEOUT_S + " s");
     }
 
     private static String contend(Map<String, String> spec) throws Exception {
@@ -110,7 +116,7 @@ public final class CuratorBench {
                     start.await();
                     while (System.nanoTime() < deadline[0]) {
                         InterProcessMutex lock = rw == null ? mutex : ThreadLocalRandom.current().nextDouble() < readRatio ? rw.readLock() : rw.writeLock();
-                        lock.acquire();
+                        acquire(lock);
                         double acquired = System.nanoTime() / 1e6;
                         counts[session]++;
                         double releasing = System.nanoTime() / 1e6;
