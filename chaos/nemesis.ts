@@ -117,10 +117,10 @@ async function inject(kind: FaultKind, options: NemesisOptions, strikesNow: () =
       // The case the lease must survive safely: the follower still answers its clients' pings
       // until it notices the leader is gone, while the leader expires their sessions.
       let follower = pickFollower(options, await leader(ensemble));
-      const caught = await catchPinnedHolder(options, follower);
-      // Read again after the wait; should the follower have become the leader, cut another.
+      let caught = await catchPinnedHolder(options, follower);
+      // Read again after the wait; should the follower have become the leader, cut another (aimed at nobody).
       const head = await leader(ensemble);
-      if (follower === head) follower = pickFollower(options, head);
+      if (follower === head) [follower, caught] = [pickFollower(options, head), '; leadership moved, aimed at nobody'];
       strikesNow();
       return await cutOff(options, follower, () => ensemble.cutLink(follower.id, head.id), `follower, cut from leader ${head.id}${caught}`);
     }
