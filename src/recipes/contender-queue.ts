@@ -6,7 +6,7 @@ import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
-import { isDowngraded, releasesWithMarker, writtenByZklock } from './owner-data.js';
+import { isDowngraded, writtenByZklock } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
@@ -241,10 +241,8 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
   try {
     while (ahead.length > 0) {
       const gone = ahead[0]!;
-      const { data, released } = await waitUntilGone(o, gone, owner);
+      const data = await waitUntilGone(o, gone, owner);
       if (ours?.deleted) throw new NodeLost();
-      // It held and released with the marker: nothing is left ahead of us (see release-marker.ts).
-      if (released) break;
       const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, data), ahead.slice(1), owner);
       ahead = check.blocking;
       if (check.recordOver !== undefined) recordOver = check.recordOver;
@@ -284,20 +282,16 @@ function watchOwnNode(client: ZooKeeperClient, path: string): { readonly deleted
   };
 }
 
-/** 'released': the node's holder released it with the marker (see release-marker.ts). */
-type Outcome = 'gone' | 'released' | 'again' | 'expired';
+type Outcome = 'gone' | 'again' | 'expired';
 
-/**
- * Resolves when `blocker` is gone, with its data as last read (none when it was gone before we
- * looked), and whether its holder released it with the marker.
- */
-async function waitUntilGone(o: QueueOptions, blocker: Contender, owner: bigint): Promise<{ data: Buffer | undefined; released: boolean }> {
+/** Resolves when `blocker` is gone, with its data as last read (none when it was gone before we looked). */
+async function waitUntilGone(o: QueueOptions, blocker: Contender, owner: bigint): Promise<Buffer | undefined> {
   const path = joinPath(o.lockPath, blocker.name);
   const seen: { data?: Buffer } = {};
   for (;;) {
     if (o.client.sessionId !== owner) throw new SessionLost();
     const outcome = await watchOnce(o, path, owner, seen);
-    if (outcome === 'gone' || outcome === 'released') return { data: seen.data, released: outcome === 'released' };
+    if (outcome === 'gone') return seen.data;
     if (outcome === 'expired') throw new SessionLost();
   }
 }
@@ -434,8 +428,6 @@ function watchOnce(o: QueueOptions, path: string, owner: bigint, seen: { data?: 
       o.onWake?.();
       finish(() => {
         if (event.type === 'deleted') resolve('gone');
-        // Only a mutex holder's release writes a node that promised so when we read it: it held.
-        else if (event.type === 'dataChanged' && o.role === 'lock' && seen.data !== undefined && releasesWithMarker(seen.data)) resolve('released');
         else if (event.type === 'expired') resolve('expired');
         else if (event.type === 'closed') reject(new ZooKeeperError('CLOSED', 'client closed while waiting for the lock', { path: o.lockPath, op: 'acquire' }));
         else resolve('again');

@@ -1,24 +1,15 @@
-import type { Op, ZooKeeperClient } from '../client/index.js';
+import type { ZooKeeperClient } from '../client/index.js';
 import { MultiError, ZooKeeperError } from '../client/index.js';
-import { RELEASE_MARKER } from './release-marker.js';
 import { pauseAfterOverload } from './transient.js';
 
 export type DeleteOptions =
   /** Delete only if the node is still the one created at this zxid (for names others may reuse). */
-  | { czxid?: bigint; record?: never; markerOver?: never }
-  | {
-      czxid?: never;
-      /**
-       * Also set `path`'s data, in the delete's transaction, if it is still at `version` (see
-       * release-record.ts); `refused` hears when the server denies us writing there.
-       */
-      record?: { path: string; data: Buffer; version: number; refused?: () => void } | undefined;
-      /**
-       * Write the release marker into the node at this data version, then delete it at the next,
-       * in one transaction (see release-marker.ts). A refused marker falls back to a plain delete.
-       */
-      markerOver?: number | undefined;
-    };
+  | { czxid?: bigint; record?: never }
+  /**
+   * Also set `path`'s data, in the delete's transaction, if it is still at `version` (see
+   * release-record.ts); `refused` hears when the server denies us writing there.
+   */
+  | { czxid?: never; record?: { path: string; data: Buffer; version: number; refused?: () => void } };
 
 /**
  * Deletes an ephemeral node of session `owner`, retrying across reconnects until it is gone.
@@ -30,16 +21,16 @@ export type DeleteOptions =
  * first (the node goes with it, but we cannot say when).
  */
 export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, options: DeleteOptions = {}): Promise<boolean> {
-  let { record, markerOver } = options;
+  let { record } = options;
   const { czxid } = options;
   for (;;) {
     if (client.sessionId !== owner || client.state === 'closed') return false;
     try {
-      if (record || markerOver !== undefined) {
-        const ops: Op[] = record ? [{ op: 'setData', path: record.path, data: record.data, version: record.version }] : [];
-        if (markerOver === undefined) ops.push({ op: 'delete', path });
-        else ops.push({ op: 'setData', path, data: RELEASE_MARKER, version: markerOver }, { op: 'delete', path, version: markerOver + 1 });
-        await client.multi(ops);
+      if (record) {
+        await client.multi([
+          { op: 'setData', path: record.path, data: record.data, version: record.version },
+          { op: 'delete', path },
+        ]);
         return true;
       }
       if (czxid === undefined) {
@@ -57,12 +48,6 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
         // write there): the delete must not be.
         if (error.code === 'NOAUTH') record.refused?.();
         record = undefined;
-        continue;
-      }
-      if (markerOver !== undefined && error instanceof MultiError && error.code !== 'NONODE') {
-        // Our node was written by someone (BADVERSION) or we may not write it: release it plainly.
-        // (Not the record: a transaction that fails at the record fails there, before our node.)
-        markerOver = undefined;
         continue;
       }
       switch (error.code) {

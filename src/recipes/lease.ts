@@ -22,8 +22,6 @@ export interface ReleaseHooks {
   record?: { data: Buffer; version: number };
   /** Called when the server has no write permission for the record (the node was deleted all the same). */
   recordRefused?: () => void;
-  /** Release with the marker in our node, in the delete's transaction: the next waiter holds on hearing it (see release-marker.ts). */
-  marker?: boolean;
 }
 
 /**
@@ -110,17 +108,12 @@ export class Lease implements AsyncDisposable {
     if (this.client.state === 'closed') {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }
-    const { record, recordRefused, marker } = this.hooks;
+    const { record, recordRefused } = this.hooks;
     const deleted = await deleteGuaranteed(
       this.client,
       this.node,
       this.stat.ephemeralOwner,
-      this.options.reusableName
-        ? { czxid: this.stat.czxid }
-        : {
-            record: record ? { ...record, path: this.lockPath, refused: recordRefused } : undefined,
-            markerOver: marker ? this.stat.version : undefined,
-          },
+      this.options.reusableName ? { czxid: this.stat.czxid } : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
     );
     if (deleted) this.hooks.deleted?.();
   }

@@ -52,7 +52,7 @@ export class QueueLock {
     protected readonly options: LockOptions = {},
   ) {
     validatePath(lockPath, 'lock');
-    this.ownerData = ownerData(options.ownerId, undefined, role === 'lock');
+    this.ownerData = ownerData(options.ownerId);
   }
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
@@ -102,8 +102,6 @@ export class QueueLock {
       deleted: () => (this.released = held),
       record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
       recordRefused: () => (this.recordRefused = true),
-      // Our owner data promised it (see release-marker.ts): the next waiter holds on hearing the marker.
-      marker: this.role === 'lock',
     });
   }
 

@@ -15,23 +15,12 @@ export interface OwnerInfo {
    * lock's fixed path): several callers share one session, so only this tells whose node it is.
    */
   attempt?: string;
-  /** The node's data changes only in its holder's release, which wakes the next waiter holding (see release-marker.ts). */
-  handoff?: 'marker';
 }
 
-/**
- * Owner data; `attempt` only for a node whose name does not identify the attempt (queue locks build
- * theirs once per lock); `marker` for a mutex's contenders, which release with the marker.
- */
-export function ownerData(id: string | undefined, attempt?: string, marker = false): Buffer {
+/** Owner data; `attempt` only for a node whose name does not identify the attempt (queue locks build theirs once per lock). */
+export function ownerData(id: string | undefined, attempt?: string): Buffer {
   // No timestamp: the node's ctime says when it was created, and a queue lock's data stays the same for every acquisition.
-  const info: OwnerInfo = {
-    id: id ?? `${HOST}:${process.pid}`,
-    host: HOST,
-    pid: process.pid,
-    ...(attempt === undefined ? {} : { attempt }),
-    ...(marker ? { handoff: 'marker' as const } : {}),
-  };
+  const info: OwnerInfo = { id: id ?? `${HOST}:${process.pid}`, host: HOST, pid: process.pid, ...(attempt === undefined ? {} : { attempt }) };
   return Buffer.from(JSON.stringify(info));
 }
 
@@ -68,10 +57,4 @@ export function downgradedData(data: Buffer): Buffer {
 export function isDowngraded(data: Buffer): boolean {
   const owner = parseOwner(data);
   return 'downgraded' in owner && owner.downgraded === true;
-}
-
-/** Whether a contender's data promises that it changes only in its holder's marker release (see release-marker.ts). */
-export function releasesWithMarker(data: Buffer): boolean {
-  const owner = parseOwner(data);
-  return 'handoff' in owner && owner.handoff === 'marker';
 }

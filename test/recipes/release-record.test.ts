@@ -46,15 +46,15 @@ describe('release records on the lock path', () => {
     await zk?.close();
   });
 
-  it('hand a long queue down without listing it again: the release marker needs no record', async () => {
+  it('hand a long queue down without listing it again: each holder names its node in the lock path as it goes', async () => {
     const lockPath = '/rr/long';
     const client = await zk.client();
     const listed = countListings(client);
-    // Past 16 nodes left ahead, a waiter woken without the marker or a record would list the queue.
-    await drainQueue(zk, lockPath, client, 24);
+    // Past 16 nodes left ahead, a waiter without a record would list the queue when woken.
+    const order = await drainQueue(zk, lockPath, client, 24);
     assert.equal(listed.length, 24, 'one listing per waiter, pipelined with its create; none when woken');
     const { data } = await zk.admin.getData(lockPath);
-    assert.equal(data.length, 0, 'woken by the marker, no waiter read the lock path, so no holder recorded its release');
+    assert.equal(data.toString(), `zklock:released:${order.at(-1)}`, 'the last holder recorded its release');
   });
 
   it('a writer behind a long line of readers (which leave no records) gets the lock when they go', async () => {
@@ -93,17 +93,13 @@ describe('release records on the lock path', () => {
     const [a, b] = [await zk.client(), await zk.client()];
     const first = await new Mutex(a, lockPath).acquire();
     const waiters: Promise<Lease>[] = [];
-    const abort = new AbortController();
     for (let i = 1; i <= 3; i++) {
-      waiters.push(new Mutex(b, lockPath).acquire({ timeout: WAITER_TIMEOUT_MS, signal: i === 1 ? abort.signal : undefined }));
+      waiters.push(new Mutex(b, lockPath).acquire({ timeout: WAITER_TIMEOUT_MS }));
       await eventually(async () => (await zk.children(lockPath)).length === i + 1, ROUND_TRIPS_MS, `waiter ${i} queued`);
     }
-    // The first waiter gives up (a plain delete, no marker): the second reads the lock path (empty),
-    // the first holder still in its listing, and waits for it.
-    abort.abort();
-    await assert.rejects(waiters[0]!);
-    await sleep(100);
     await first.release();
+    await (await waiters[0]!).release();
+    // The second waiter read the lock path (empty) when the first waiter went, the first holder still in its listing.
     const second = await waiters[1]!;
     await zk.admin.setData(lockPath, 'config v2');
     await second.release();
