@@ -294,6 +294,33 @@ describe('fair mutex', () => {
     await zk.assertNoNodes('/m/non-reentrant');
   });
 
+  it('a write into the holder\'s or a waiter\'s node (Curator\'s revoke, a tool) wakes the waiters behind, who look again and keep waiting', async () => {
+    // A handoff that trusted a dataChanged event as "the node ahead released" gave two holders here.
+    const [holderClient, firstClient, secondClient] = [await zk.client(), await zk.client(), await zk.client()];
+    const holder = await new Mutex(holderClient, '/m/written').acquire({ timeout: ROUND_TRIPS_MS });
+    const first = new Mutex(firstClient, '/m/written').acquire({ timeout: WAITER_TIMEOUT_MS });
+    await eventually(async () => (await zk.admin.getChildren('/m/written')).children.length === 2, ROUND_TRIPS_MS, 'the first waiter queued');
+    const second = new Mutex(secondClient, '/m/written').acquire({ timeout: WAITER_TIMEOUT_MS });
+    await eventually(async () => (await zk.admin.getChildren('/m/written')).children.length === 3, ROUND_TRIPS_MS, 'the second waiter queued');
+    let held = 0;
+    void first.then(() => held++);
+    void second.then(() => held++);
+    // The holder's node (which the first waiter watches) and the first waiter's (which the second watches).
+    const [waiting] = (await inspectLock(zk.admin, '/m/written')).waiters;
+    assert.ok(waiting);
+    await zk.admin.setData(holder.node, Buffer.from('__REVOKE__'));
+    await zk.admin.setData(waiting.path, Buffer.from('__REVOKE__'));
+    // Long enough for each woken waiter to look again, many times over.
+    await sleep(1_000);
+    assert.equal(held, 0, 'nobody holds beside the holder');
+    await holder.release();
+    const lease = await within(first, ROUND_TRIPS_MS, 'the first waiter holds after the release');
+    await sleep(300);
+    assert.equal(held, 1, 'the second still waits behind the first');
+    await lease.release();
+    await (await within(second, ROUND_TRIPS_MS, 'the second holds after the first')).release();
+  });
+
   it('inspectLock lists the holder and the waiters in queue order with their owner data', async () => {
     const clients = [await zk.client(), await zk.client(), await zk.client()];
     const holder = await new Mutex(clients[0]!, '/m/inspect', { ownerId: 'holder' }).acquire();
