@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Bench } from './context.js';
 import type { Measurement } from './measure.js';
@@ -6,6 +5,7 @@ import { inFlight, measure, medianRuns } from './measure.js';
 import { connectZklock } from './peers/ops-client.js';
 import type { Row } from './report.js';
 import { sampleOf } from './report.js';
+import { runProcess } from './run-process.js';
 
 const PROBE = fileURLToPath(new URL('./overload-probe.ts', import.meta.url));
 
@@ -90,16 +90,7 @@ async function existsRows(bench: Bench): Promise<Row[]> {
 }
 
 /** Runs one probe scenario in a child process (see overload-probe.ts) and parses its JSON line. */
-function probe(scenario: string, connectString: string, count: number): Promise<Record<string, number>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', PROBE, scenario, connectString, String(count)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const text = Buffer.concat(out).toString().trim();
-      if (code !== 0) reject(new Error(`overload probe ${scenario} exited with ${code}: ${text}`));
-      else resolve(JSON.parse(text.split('\n').at(-1) ?? '') as Record<string, number>);
-    });
-  });
+async function probe(scenario: string, connectString: string, count: number): Promise<Record<string, number>> {
+  const text = await runProcess(process.execPath, ['--expose-gc', '--import', 'tsx', PROBE, scenario, connectString, String(count)]);
+  return JSON.parse(text.trim().split('\n').at(-1) ?? '') as Record<string, number>;
 }

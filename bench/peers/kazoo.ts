@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { PeerResult } from './peer-run.js';
-import { runPeer, runProcess } from './peer-run.js';
+import { runPeer } from './peer-run.js';
+import { runProcess } from '../run-process.js';
 
 /** Debian's python3 (with python3-kazoo); the `python3` on PATH may be another interpreter without it. */
 const PYTHON = process.env.ZKLOCK_BENCH_PYTHON ?? '/usr/bin/python3';
