@@ -39,6 +39,8 @@ export interface ResourceReply {
 export class FencedResource implements AsyncDisposable {
   readonly operations: OperationRecord[] = [];
   private readonly byId = new Map<string, OperationRecord>();
+  /** Begun and not yet ended: what the nemesis polls every few milliseconds, without scanning the whole history. */
+  private readonly open = new Set<OperationRecord>();
   private readonly highest = new Map<string, bigint>();
 
   private constructor(private readonly server: Server) {}
@@ -62,15 +64,14 @@ export class FencedResource implements AsyncDisposable {
   /** Whether `process` has an exclusive (fenced) operation under way right now, meant to go on for `forMs` more. */
   busyExclusive(process: string, forMs = 0): boolean {
     const now = preciseNow();
-    return this.operations.some(
-      (op) => op.process === process && op.end === undefined && op.accepted && op.locks.some((l) => l.fenced) && op.start + (op.holdMs ?? 0) - now >= forMs,
-    );
+    return [...this.open].some((op) => op.process === process && op.accepted && op.locks.some((l) => l.fenced) && op.start + (op.holdMs ?? 0) - now >= forMs);
   }
 
   begin(request: BeginRequest): ResourceReply {
     const record: OperationRecord = { ...request, start: preciseNow(), accepted: false };
     this.operations.push(record);
     this.byId.set(record.id, record);
+    this.open.add(record);
     for (const held of request.locks.filter((l) => l.fenced)) {
       const highest = this.highest.get(held.lock);
       if (highest !== undefined && BigInt(held.token) < highest) {
@@ -87,6 +88,7 @@ export class FencedResource implements AsyncDisposable {
     const record = this.byId.get(request.id);
     if (!record || record.end !== undefined) return { accepted: false, reason: 'unknown operation' };
     record.end = preciseNow();
+    this.open.delete(record);
     if (request.lost !== undefined) record.lost = request.lost;
     if (request.lostAt !== undefined) record.lostAt = request.lostAt;
     if (!record.accepted) return { accepted: false, reason: record.rejected };
