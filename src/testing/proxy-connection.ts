@@ -51,7 +51,7 @@ export class ProxyConnection {
     this.#client = client;
     this.#server = connect({ host: target.host, port: target.port, allowHalfOpen: true });
     this.#server.unref();
-    const flow = (direction: Direction, source: Socket, destination: Socket, rewrite?: (chunk: Buffer) => Buffer): ProxyFlow => {
+    const flow = (direction: Direction, source: Socket, destination: Socket, makeRewrite?: () => (chunk: Buffer) => Buffer): ProxyFlow => {
       const result: ProxyFlow = new ProxyFlow(
         source,
         destination,
@@ -61,12 +61,12 @@ export class ProxyConnection {
         },
         ({ chunk, dropped }) =>
           hooks.report({ connection: this, direction, chunk, dropped, forwardedBytes: result.forwardedBytes }),
-        rewrite,
+        makeRewrite,
       );
       return result;
     };
     this.#flows = {
-      upstream: flow('upstream', this.#client, this.#server, hooks.rewriteUpstream?.()),
+      upstream: flow('upstream', this.#client, this.#server, hooks.rewriteUpstream),
       downstream: flow('downstream', this.#server, this.#client),
     };
     const watchClose = (socket: Socket, other: Socket, towardOther: ProxyFlow): void => {

@@ -40,22 +40,38 @@ export class ProxyFlow {
   #timer: NodeJS.Timeout | undefined;
 
   /**
-   * `rewrite`, when given, sees the source's bytes first and may hold some back (returning an
-   * empty buffer); bytes it still holds when the source ends are lost with the connection.
+   * `makeRewrite`, when given, makes this flow's rewriter (on the first bytes), which sees the
+   * source's bytes first and may hold some back (returning an empty buffer); bytes it still holds
+   * when the source ends are lost with the connection. If either throws, the connection is reset
+   * and the error rethrown on its own.
    */
   constructor(
     source: Socket,
     destination: Socket,
     faults: () => FlowFaults,
     report: (chunk: FlowChunk) => void,
-    rewrite?: (chunk: Buffer) => Buffer,
+    makeRewrite?: () => (chunk: Buffer) => Buffer,
   ) {
     this.#source = source;
     this.#destination = destination;
     this.#faults = faults;
     this.#report = report;
+    let rewrite: ((chunk: Buffer) => Buffer) | undefined;
     source.on('data', (chunk: Buffer) => {
-      const bytes = rewrite === undefined ? chunk : rewrite(chunk);
+      let bytes = chunk;
+      try {
+        if (makeRewrite !== undefined) bytes = (rewrite ??= makeRewrite())(chunk);
+      } catch (error) {
+        // The caller's rewriter failed: this stream can no longer be forwarded faithfully. Only this
+        // connection ends, reset on both sides; the error is thrown on its own, after the proxy's
+        // handler has returned, as the client does with a listener's.
+        source.resetAndDestroy();
+        destination.resetAndDestroy();
+        queueMicrotask(() => {
+          throw error;
+        });
+        return;
+      }
       if (bytes.length > 0) this.#accept(bytes);
     });
     source.on('end', () => this.#accept(undefined));

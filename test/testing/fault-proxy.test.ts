@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { FaultProxy, isHarnessError } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 
@@ -287,4 +289,19 @@ describe('FaultProxy', { timeout: 30_000 }, () => {
     assert.equal(client.closeError?.code, 'ECONNRESET');
     await deadTarget.close();
   });
+});
+
+it('a rewriteUpstream that throws resets its own connection only, and the error is rethrown on its own', { timeout: 3 * ROUND_TRIPS_MS }, async () => {
+  const script = fileURLToPath(new URL('./fixtures/throwing-rewriter.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 2 * ROUND_TRIPS_MS, killSignal: 'SIGKILL' });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 0, err);
+  const result = JSON.parse(out.trim().split('\n').pop() ?? '') as { first: string; second: string; uncaught: string[] };
+  assert.equal(result.first, 'ECONNRESET', 'the connection whose rewriter failed is reset');
+  assert.equal(result.second, 'echo b', 'the next connection is forwarded');
+  assert.deepEqual(result.uncaught, ['boom: rewriter factory']);
 });
