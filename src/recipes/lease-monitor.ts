@@ -40,6 +40,7 @@ export class LeaseMonitor {
   private readonly unsubscribe: () => void;
   private readonly unwatchLiveness: () => void;
   private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
+  private readonly margin: number;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -49,14 +50,26 @@ export class LeaseMonitor {
     options: LeaseMonitorOptions = {},
   ) {
     this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
-    const timeout = client.sessionTimeout;
-    const margin = safetyMargin(client, options);
-    this.unwatchLiveness = onLivenessLost(client, margin, () =>
-      this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof within the last ${timeout - margin} ms that the leader still knows the session (timeout ${timeout} ms)`),
-    );
+    this.margin = safetyMargin(client, options);
+    this.unwatchLiveness = onLivenessLost(client, this.margin, () => this.loseProof());
     if (client.sessionId !== node.ephemeralOwner) this.lose('SESSIONEXPIRED', 'the session that created the node has ended');
     // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
-    else if (client.sessionAliveUntil() - margin <= performance.now()) this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof that the leader still knows the session (timeout ${timeout} ms)`);
+    else this.checkProof();
+  }
+
+  /**
+   * The liveness timer alone is not enough: after a stall (SIGSTOP, a long GC, a blocked event
+   * loop) Node reads the sockets before it runs the timers that fell due meanwhile, so a reply
+   * read then would meet a lease whose proof ran out while its timer has not yet said so. Every
+   * look at the lease (`signal`, `held`) asks the clock itself.
+   */
+  private checkProof(): void {
+    if (!this.lost && this.client.sessionAliveUntil() - this.margin <= performance.now()) this.loseProof();
+  }
+
+  private loseProof(): void {
+    const timeout = this.client.sessionTimeout;
+    this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof within the last ${timeout - this.margin} ms that the leader still knows the session (timeout ${timeout} ms)`);
   }
 
   /**
@@ -72,6 +85,7 @@ export class LeaseMonitor {
 
   get signal(): AbortSignal {
     this.observe();
+    this.checkProof();
     if (!this.controller) {
       this.controller = new AbortController();
       if (this.lost) this.controller.abort(this.lostError(this.lost));
@@ -82,6 +96,7 @@ export class LeaseMonitor {
   /** True once the lock is, or may be, lost (or released). */
   get isLost(): boolean {
     this.observe();
+    this.checkProof();
     return this.lost !== undefined;
   }
 

@@ -119,13 +119,16 @@ export class QueueLock {
    * Whether `lease`, taken from this lock, still holds by the server's word: our session is the
    * client's current one and our node is there, the very one we created. Reading `held` first
    * sets the lease's node watch, which goes before this read in the session's order: a loss after
-   * the read reaches the lease's signal. False when the server cannot be asked (connection lost).
+   * the read reaches the lease's signal. `held` is read again once the reply is in: a reply that
+   * waited out a stall in the socket says the node was there, not that the session still is (the
+   * lease's liveness proof may have run out meanwhile). False when the server cannot be asked
+   * (connection lost).
    */
   async confirmHeld(lease: Lease, signal?: AbortSignal): Promise<boolean> {
     if (!lease.held || this.client.sessionId !== lease.sessionId) return false;
     try {
       const stat = await this.client.exists(lease.node, { signal });
-      return stat !== null && stat.czxid === lease.fencingToken && stat.ephemeralOwner === lease.sessionId;
+      return stat !== null && stat.czxid === lease.fencingToken && stat.ephemeralOwner === lease.sessionId && lease.held;
     } catch (error) {
       if (isTransient(error) || (error instanceof ZooKeeperError && error.code === 'SESSIONEXPIRED')) return false;
       throw error;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { LockLostError } from '../../src/index.js';
 import { Mutex, SimpleLock } from '../../src/index.js';
 import { RecipeFixture, sleep } from './fixtures.js';
 
@@ -29,6 +30,23 @@ describe('lease liveness on a healthy connection', () => {
       assert.ok(lease.held, `still held: ${String(lease.signal.reason)}`);
       await lease.release();
     }
+  });
+
+  it('a stall past the proof shows in held and signal at the first look after it, before the timers that fell due meanwhile have run', async () => {
+    const client = await zk.client({ sessionTimeout: 1500 });
+    const lease = await new Mutex(client, '/liveness/stalled').acquire({ timeout: 30_000 });
+    assert.ok(lease.held);
+    // From a timer callback, as a process resumed from SIGSTOP: the lease's own timer, due
+    // during the stall, runs only in a later pass of the event loop.
+    const seen = await new Promise<{ held: boolean; aborted: boolean }>((resolve) =>
+      setTimeout(() => {
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, client.sessionTimeout);
+        resolve({ held: lease.held, aborted: lease.signal.aborted });
+      }, 0),
+    );
+    assert.deepEqual(seen, { held: false, aborted: true });
+    assert.equal((lease.signal.reason as LockLostError).reason, 'SESSION_MAY_HAVE_EXPIRED');
+    await lease.release().catch(() => undefined);
   });
 
   it('many short holds in a row on one client are never reported lost', async () => {

@@ -239,6 +239,43 @@ describe('queue lock promises', () => {
     await zk.assertNoNodes(`${path}/b`);
   });
 
+  it('MultiLock never returns a lease whose liveness proof lapsed while the server\'s confirmation sat unread (a process stopped past its session timeout)', async () => {
+    // Found by `npm run chaos -- --seed 45`: a worker SIGSTOPped mid-acquire for longer than its
+    // session timeout. On SIGCONT the reply to the check was read before any timer ran, and the
+    // multi-lease was handed out held while another session already held one of its locks.
+    const path = '/q/multi-stalled';
+    const ours = await zk.client({ sessionTimeout: 1500 });
+    const server = zk.server.pid!;
+    const original = ours.exists.bind(ours);
+    let stalled = false;
+    // Staged from a timer callback: Node runs the timers that fell due during the stall only
+    // after the next socket read, as after a SIGCONT. The server is held for that first
+    // millisecond so that its reply arrives during the stall, not before it.
+    ours.exists = ((node: string, options?: Parameters<typeof original>[1]) => {
+      if (!stalled && node.startsWith(`${path}/a/`)) {
+        stalled = true;
+        process.kill(server, 'SIGSTOP');
+        setTimeout(() => {
+          process.kill(server, 'SIGCONT');
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2.5 * ours.sessionTimeout);
+        }, 0);
+      }
+      return original(node, options);
+    }) as typeof ours.exists;
+    const multi = await within(new MultiLock([new Mutex(ours, `${path}/a`), new Mutex(ours, `${path}/b`)]).acquire({ timeout: 30_000 }), 40_000, 'multi-lock acquires');
+    // Read at once, before a timer could catch up: what the caller gets must be held.
+    const heldOnArrival = multi.held;
+    assert.ok(stalled, 'the stall was staged');
+    assert.ok(heldOnArrival, `held when handed out: ${String(multi.signal.reason)}`);
+    for (const lease of multi.leases) {
+      const stat = await zk.admin.exists(lease.node);
+      assert.ok(stat && stat.czxid === lease.fencingToken && stat.ephemeralOwner === lease.sessionId, `${lease.node} is ours on the server`);
+    }
+    await multi.release();
+    await zk.assertNoNodes(`${path}/a`);
+    await zk.assertNoNodes(`${path}/b`);
+  });
+
   it('a downgraded writer is a reader everywhere in zklock: tryAcquire shares it, inspection lists it shared, exec --read --try runs', async () => {
     const path = '/q/downgraded';
     const [a, b, c] = [await zk.client(), await zk.client(), await zk.client()];
