@@ -189,7 +189,8 @@ async function herds(bench: Bench): Promise<Row[]> {
       unit: 'events',
       better: 'lower',
       samples: { zklock: { value: result.wakesPerRelease, detail: { ...result } } },
-      goal: { text: 'exactly 1', met: result.wakesPerRelease === 1 },
+      // The waiter behind, and (while the queue is short enough to follow: queue-lookahead.ts) the one behind that.
+      goal: { text: 'at most 2, whatever the queue', met: result.wakesPerRelease <= 2 },
     });
     const p50: Row = { group: 'herd', scenario: `${label}: handoff p50`, unit: 'ms', better: 'lower', samples: { zklock: { value: result.handoff.p50 } } };
     if (referenceP50 === undefined) referenceP50 = result.handoff.p50;

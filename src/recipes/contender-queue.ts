@@ -1,4 +1,4 @@
-import type { MultiReadResult, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
+import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import { abandon } from './abandon.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
@@ -6,26 +6,23 @@ import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
-import { isDowngraded, writtenByZklock } from './owner-data.js';
+import { writtenByZklock } from './owner-data.js';
+import { Lookahead } from './queue-lookahead.js';
+import type { QueueWait } from './queue-watch.js';
+import { LIST_INSTEAD_OF_READ, SessionLost, presentBlockers, untilAnswered, waitUntilGone } from './queue-watch.js';
 import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { holdsNoUserData, recordsRelease } from './release-record.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 
-export interface QueueOptions {
-  client: ZooKeeperClient;
-  lockPath: string;
-  kind: ContenderKind;
+export interface QueueOptions extends QueueWait {
   layout: Layout;
   /** 'lock' names (`-lock-`) for mutexes, 'rw' names (`__READ__`/`__WRIT__`) for read/write locks. */
   role: 'lock' | 'rw';
   data: Buffer;
-  deadline: Deadline;
   /** Fail with SESSIONEXPIRED instead of re-queueing with the new session when the session expires while waiting. */
   failOnExpiry: boolean;
-  /** Called once per watch event a waiter receives (for herd measurements). */
-  onWake?: () => void;
   /** False for tryAcquire: give up (deleting our node) instead of waiting when anyone is ahead. */
   wait?: boolean;
   /** Our last exclusive hold of this lock, deleted before this attempt began: lets the sequence alone prove an uncontended acquire. */
@@ -46,9 +43,6 @@ export interface HeldNode extends QueuedNode {
   /** The lock path's data version a release record naming our node may replace (see release-record.ts); null: release without one. */
   recordOver: number | null;
 }
-
-/** The session our node belonged to has ended: the node is gone with it. */
-class SessionLost extends Error {}
 
 /** Someone deleted our node while it waited (an operator, a forced release): our place in the queue is gone. */
 class NodeLost extends Error {}
@@ -238,11 +232,15 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
   }
   let recordOver: number | null = null;
   const ours = ahead.length > 0 ? watchOwnNode(o.client, node.path) : undefined;
+  let lookahead: Lookahead | undefined;
   try {
     while (ahead.length > 0) {
       const gone = ahead[0]!;
+      lookahead = followsRest(ahead) ? new Lookahead(o, ahead.slice(1), owner) : undefined;
       const data = await waitUntilGone(o, gone, owner);
       if (ours?.deleted) throw new NodeLost();
+      if (await lookahead?.clear()) break;
+      lookahead?.stop();
       const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, data), ahead.slice(1), owner);
       ahead = check.blocking;
       if (check.recordOver !== undefined) recordOver = check.recordOver;
@@ -251,11 +249,25 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
     if (ours?.deleted) throw new NodeLost();
   } finally {
     ours?.ignore();
+    lookahead?.stop();
   }
   // A getData queued across an expiry runs on the new session: our node may be gone although every blocker went.
   if (o.client.sessionId !== node.stat.ephemeralOwner) throw new SessionLost();
   // Having read the lock path while waiting, we likely have someone queued behind us: tell them how we went.
   return o.kind === 'exclusive' ? recordOver : null;
+}
+
+/**
+ * Whether to follow the rest of `ahead` while waiting for its nearest (see queue-lookahead.ts).
+ * Not as far as a check could need a listing: each step would list the whole queue, and long
+ * queues are handed down in O(1) per handoff by release records instead (release-record.ts). A
+ * waiter that follows reads no lock path and so leaves no record: the first waiter beyond the
+ * lookahead's reach, whose nearest then left none, checks with one multiRead (one node fewer
+ * than would need a listing), reads the lock path in doing so and records its own release for
+ * those behind it.
+ */
+function followsRest(ahead: readonly Contender[]): boolean {
+  return ahead.length > 1 && ahead.length - 1 < LIST_INSTEAD_OF_READ;
 }
 
 /**
@@ -281,23 +293,6 @@ function watchOwnNode(client: ZooKeeperClient, path: string): { readonly deleted
     ignore: () => (ignored = true),
   };
 }
-
-type Outcome = 'gone' | 'again' | 'expired';
-
-/** Resolves when `blocker` is gone, with its data as last read (none when it was gone before we looked). */
-async function waitUntilGone(o: QueueOptions, blocker: Contender, owner: bigint): Promise<Buffer | undefined> {
-  const path = joinPath(o.lockPath, blocker.name);
-  const seen: { data?: Buffer } = {};
-  for (;;) {
-    if (o.client.sessionId !== owner) throw new SessionLost();
-    const outcome = await watchOnce(o, path, owner, seen);
-    if (outcome === 'gone') return seen.data;
-    if (outcome === 'expired') throw new SessionLost();
-  }
-}
-
-/** Past this many candidates one listing is cheaper for the server than reading each of them. */
-const LIST_INSTEAD_OF_READ = 16;
 
 interface Check {
   /** The candidates that still block us, nearest first. */
@@ -330,35 +325,6 @@ async function stillBlocking(o: QueueOptions, gone: string, lookForRecord: boole
     }
     return { blocking: await (plain ?? presentBlockers(o, candidates)), recordOver: record?.over };
   });
-}
-
-/**
- * The plain check: which of `candidates` (contenders that were ahead of us) still block us,
- * nearest first. Nodes ahead of us only ever go, so a node gone (NONODE) is out for good, and so
- * is, for a reader, a writer that downgraded (the marker in its data). One multiRead of their
- * data; past LIST_INSTEAD_OF_READ of them, one listing first, which is all a writer needs (anyone
- * still ahead blocks it) and all a reader gets while many writers are left (watching the nearest
- * one then finds the marker, see watchOnce).
- */
-async function presentBlockers(o: QueueOptions, candidates: Contender[]): Promise<Contender[]> {
-  let left = candidates;
-  if (left.length > LIST_INSTEAD_OF_READ) {
-    const present = new Set((await o.client.getChildren(o.lockPath, { signal: o.deadline.requestSignal })).children);
-    left = left.filter((c) => present.has(c.name));
-    if (o.kind === 'exclusive' || left.length > LIST_INSTEAD_OF_READ) return left;
-  }
-  if (left.length === 0) return left;
-  const reads = await o.client.multiRead(
-    left.map((c) => ({ type: 'getData' as const, path: joinPath(o.lockPath, c.name) })),
-    { signal: o.deadline.requestSignal },
-  );
-  return left.filter((_, i) => stillBlocks(o, reads[i]));
-}
-
-function stillBlocks(o: QueueOptions, read: MultiReadResult | undefined): boolean {
-  if (read instanceof ZooKeeperError) return read.code !== 'NONODE';
-  // A downgraded writer holds a read lock: it no longer blocks readers.
-  return !(o.kind === 'shared' && read?.op === 'getData' && isDowngraded(read.data));
 }
 
 /** Only a zklock holder of the exclusive lock leaves a release record (no data: it went before we read it). */
@@ -394,73 +360,3 @@ async function readRecord(o: QueueOptions, gone: string): Promise<RecordRead> {
   return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null };
 }
 
-/**
- * Runs `attempt` (reads about the queue) until it answers: again once reconnected after a
- * connection loss (bounded by the deadline); SessionLost when our session, and our node with it,
- * has ended.
- */
-async function untilAnswered<T>(o: QueueOptions, owner: bigint, attempt: () => Promise<T>): Promise<T> {
-  for (;;) {
-    if (o.client.sessionId !== owner) throw new SessionLost();
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!(error instanceof ZooKeeperError)) throw error;
-      if (error.code === 'SESSIONEXPIRED') throw new SessionLost();
-      if (!isTransient(error)) throw error;
-      await awaitSession(o.client, owner, o.deadline);
-    }
-  }
-}
-
-/** Sets a data watch on `path` (getData, not exists: a vanished node must not leave a creation watch behind) and waits for it; the data read goes into `seen`. */
-function watchOnce(o: QueueOptions, path: string, owner: bigint, seen: { data?: Buffer }): Promise<Outcome> {
-  const { client, deadline } = o;
-  return new Promise<Outcome>((resolve, reject) => {
-    let settled = false;
-    const finish = (settle: () => void): void => {
-      if (settled) return;
-      settled = true;
-      deadline.signal.removeEventListener('abort', onAbort);
-      settle();
-    };
-    const watcher = (event: WatchEvent): void => {
-      o.onWake?.();
-      finish(() => {
-        if (event.type === 'deleted') resolve('gone');
-        else if (event.type === 'expired') resolve('expired');
-        else if (event.type === 'closed') reject(new ZooKeeperError('CLOSED', 'client closed while waiting for the lock', { path: o.lockPath, op: 'acquire' }));
-        else resolve('again');
-      });
-    };
-    const onAbort = (): void => {
-      finish(() => reject(deadline.signal.reason as LockError));
-      client.removeWatcher(path, watcher).catch(() => undefined);
-    };
-    if (deadline.expired) return onAbort();
-    deadline.signal.addEventListener('abort', onAbort, { once: true });
-    client.getData(path, { watch: watcher }).then(
-      ({ data }) => {
-        seen.data = data;
-        // A downgraded writer holds a read lock: it no longer blocks readers.
-        if (o.kind === 'shared' && isDowngraded(data)) {
-          finish(() => resolve('gone'));
-          client.removeWatcher(path, watcher).catch(() => undefined);
-        }
-      },
-      async (error: unknown) => {
-        if (!(error instanceof ZooKeeperError)) return finish(() => reject(error));
-        if (error.code === 'NONODE') return finish(() => resolve('gone'));
-        if (error.code === 'SESSIONEXPIRED') return finish(() => resolve('expired'));
-        if (!isTransient(error)) return finish(() => reject(error));
-        try {
-          // 'again' re-checks the session first: an expiry meanwhile means our node is gone.
-          await awaitSession(client, owner, deadline);
-          finish(() => resolve('again'));
-        } catch (waitError) {
-          finish(() => reject(waitError));
-        }
-      },
-    );
-  });
-}

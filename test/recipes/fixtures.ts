@@ -124,13 +124,32 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
   }
 }
 
+/** The requests a client sends that read or write the tree (its heartbeat's syncs apart). */
+export const TREE_REQUESTS = ['create', 'delete', 'exists', 'getData', 'setData', 'getChildren', 'multi', 'multiRead', 'setACL', 'removeWatcher'] as const;
+
+/** Calls `record` with the method and first argument (a path, or a multi's ops) of every call of `methods` on `client` from now on. */
+function onCalls(client: ZooKeeperClient, methods: readonly (typeof TREE_REQUESTS)[number][], record: (method: string, path: string) => void): void {
+  for (const method of methods) {
+    const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
+    Object.assign(client, {
+      [method]: (first: unknown, ...rest: unknown[]) => {
+        record(method, typeof first === 'string' ? first : JSON.stringify(first, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
+        return original(first, ...rest);
+      },
+    });
+  }
+}
+
 /** Records the path of every listing the client sends from now on. */
 export function countListings(client: ZooKeeperClient): string[] {
   const listed: string[] = [];
-  const getChildren = client.getChildren.bind(client);
-  client.getChildren = (path, options) => {
-    listed.push(path);
-    return getChildren(path, options);
-  };
+  onCalls(client, ['getChildren'], (_, path) => listed.push(path));
   return listed;
+}
+
+/** Records `<method> <path>` for every tree request the client sends from now on. */
+export function recordRequests(client: ZooKeeperClient): string[] {
+  const sent: string[] = [];
+  onCalls(client, TREE_REQUESTS, (method, path) => sent.push(`${method} ${path}`));
+  return sent;
 }

@@ -95,7 +95,7 @@ describe('fair mutex under load', () => {
     await Promise.all(clients.map((c) => c.close()));
   });
 
-  it('50 waiters: each release wakes exactly one waiter, and they get the lock in queue order', async (t) => {
+  it('50 waiters: each release wakes the waiter behind it and at most one more (the one following the queue ahead), and they get the lock in queue order', async (t) => {
     const lockPath = '/load/herd';
     const sessions = await Promise.all(Array.from({ length: 5 }, () => zk.client()));
     let wakes = 0;
@@ -128,8 +128,10 @@ describe('fair mutex under load', () => {
       queued,
       'waiters got the lock in queue order',
     );
+    // The waiter behind the released node, plus, while the queue is short enough for it to follow
+    // (queue-lookahead.ts), the one behind that: never more, however long the queue.
     assert.ok(
-      perRelease.every((n) => n === 1),
+      perRelease.every((n) => n === 1 || n === 2),
       `wake-ups per release: ${perRelease.join(',')}`,
     );
     t.diagnostic(`herd: ${wakes} wake-ups for 50 releases with 50 waiters`);

@@ -4,7 +4,7 @@ import type { Lease } from '../../src/index.js';
 import { LockError, LockLostError, Mutex, NonReentrantMutex, ZooKeeperClient, ZooKeeperError, inspectLock } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture, countListings, sleep, within } from './fixtures.js';
+import { RecipeFixture, countListings, recordRequests, seqOf, sleep, within } from './fixtures.js';
 
 /**
  * A Stat does not tell a container from a persistent node (the server reports ephemeralOwner 0
@@ -319,6 +319,61 @@ describe('fair mutex', () => {
     assert.equal(held, 1, 'the second still waits behind the first');
     await lease.release();
     await (await within(second, ROUND_TRIPS_MS, 'the second holds after the first')).release();
+  });
+
+  it('down a queue of five, every waiter holds with no request once the one before it releases: it followed the queue ahead while it waited', async () => {
+    const path = '/m/lookahead';
+    const clients = await Promise.all(Array.from({ length: 5 }, () => zk.client()));
+    // A first lock starts each client's heartbeat, so no lease below needs a request to prove its session fresh.
+    for (const client of clients) await (await new Mutex(client, '/m/lookahead-warm').acquire({ timeout: ROUND_TRIPS_MS })).release();
+    const wakes = clients.map(() => 0);
+    const sent = clients.map((client) => recordRequests(client));
+    const leases: Lease[] = [await new Mutex(clients[0]!, path).acquire({ timeout: ROUND_TRIPS_MS })];
+    const waiting: Promise<Lease>[] = [];
+    for (let i = 1; i < 5; i++) {
+      waiting.push(new Mutex(clients[i]!, path, { onWake: () => wakes[i]!++ }).acquire({ timeout: WAITER_TIMEOUT_MS }));
+      await eventually(async () => (await zk.children(path)).length === i + 1, ROUND_TRIPS_MS, `waiter ${i} queued`);
+    }
+    const afterRelease: string[][] = [];
+    for (let i = 1; i < 5; i++) {
+      // Waiter i heard of the deletion of the node two ahead (its lookahead), and sent what it
+      // sends then, before the node right ahead of it goes.
+      if (i >= 2) await eventually(() => wakes[i]! >= 1, ROUND_TRIPS_MS, `waiter ${i} followed the node two ahead`);
+      const mark = sent[i]!.length;
+      await leases[i - 1]!.release();
+      leases.push(await within(waiting[i - 1]!, ROUND_TRIPS_MS, `waiter ${i} holds`));
+      afterRelease.push(sent[i]!.slice(mark));
+      const { children } = await zk.admin.getChildren(path);
+      assert.ok(children.every((name) => leases[i]!.node.endsWith(name) || seqOf(`${path}/${name}`) > seqOf(leases[i]!.node)), 'the holder is the first node');
+    }
+    assert.deepEqual(afterRelease, [[], [], [], []], 'no request between the release and the next holder');
+    assert.ok(wakes.every((n) => n <= 2), `watch events per waiter: ${wakes.join(',')}`);
+    await leases.at(-1)!.release();
+    await zk.assertNoNodes(path);
+  });
+
+  it('a waiter following the queue ahead keeps waiting when those ahead of it leave out of order while the holder holds', async () => {
+    const path = '/m/lookahead-out-of-order';
+    const [holderClient, ...waiterClients] = await Promise.all(Array.from({ length: 4 }, () => zk.client()));
+    const holder = await new Mutex(holderClient!, path).acquire({ timeout: ROUND_TRIPS_MS });
+    const leave = waiterClients.slice(0, 2).map(() => new AbortController());
+    const leaving = leave.map((controller, i) => new Mutex(waiterClients[i]!, path).acquire({ signal: controller.signal }).catch((error: unknown) => error));
+    await eventually(async () => (await zk.children(path)).length === 3, ROUND_TRIPS_MS, 'two waiters queued');
+    // The last follows the first waiter and the holder while it waits for the second waiter.
+    let held = false;
+    const last = new Mutex(waiterClients[2]!, path).acquire({ timeout: WAITER_TIMEOUT_MS });
+    void last.then(() => (held = true));
+    await eventually(async () => (await zk.children(path)).length === 4, ROUND_TRIPS_MS, 'the last waiter queued');
+    for (const controller of leave) {
+      controller.abort();
+      await sleep(300);
+    }
+    for (const outcome of await Promise.all(leaving)) assert.ok(isLockError('ABORTED')(outcome));
+    assert.equal(held, false, 'the last waiter still waits');
+    assert.ok(await zk.admin.exists(holder.node), 'while the holder holds');
+    await holder.release();
+    await (await within(last, ROUND_TRIPS_MS, 'the last waiter holds after the holder')).release();
+    await zk.assertNoNodes(path);
   });
 
   it('inspectLock lists the holder and the waiters in queue order with their owner data', async () => {
