@@ -1,6 +1,7 @@
 import { Mutex } from './zklock.js';
 import { SMALL, measuredSamples, timeNodeOp } from './client-scenarios.js';
 import type { Bench } from './context.js';
+import { handoffLimit } from './handoff-limit.js';
 import { herd } from './herd.js';
 import type { Contention, ContentionSpec } from './lock-contention.js';
 import { contendZklock, summarizeHandoffs } from './lock-contention.js';
@@ -22,8 +23,13 @@ export async function lockScenarios(bench: Bench): Promise<Row[]> {
   bench.log('  ceiling: done');
   rows.push(await uncontended(bench));
   bench.log('  uncontended: done');
+  const limit = await handoffLimit(bench);
+  rows.push(...limit);
+  bench.log('  handoff limit: done');
   const { sessions, contendedMs: durationMs, readRatio } = bench.config;
-  rows.push(...(await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsCurator: 1.5 })));
+  const contention = await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsCurator: 1.5 });
+  rows.push(...contention);
+  noteAgainstLimit(contention, limit);
   bench.log('  contended: done');
   rows.push(...(await contended(bench, 'independent', `${sessions} sessions, ${sessions} locks`, { sessions, locks: sessions, durationMs }, { handoff: false })));
   bench.log('  independent locks: done');
@@ -31,6 +37,15 @@ export async function lockScenarios(bench: Bench): Promise<Row[]> {
   rows.push(...(await contended(bench, 'rw', `${sessions} sessions, ${readRatio * 100}% reads`, { sessions, locks: 1, durationMs, readRatio }, { handoff: false })));
   bench.log('  read/write: done');
   return rows;
+}
+
+/** Says how far each library's handoff p50 is from the physical limit measured in the same run. */
+function noteAgainstLimit(rows: Row[], limit: Row[]): void {
+  const floor = limit[0]?.samples.zklock?.value;
+  const p50 = rows.find((row) => row.scenario.endsWith('handoff p50'));
+  if (!p50 || floor === undefined) return;
+  const above = Object.entries(p50.samples).map(([peer, sample]) => `${peer} +${formatMs(sample.value - floor)} ms`);
+  p50.note = `${p50.scenario} above the physical limit of ${formatMs(floor)} ms (one commit + one event, same server): ${above.join(', ')}`;
 }
 
 /** (a) What one session can get out of the server: ephemeral-sequential create + delete, one pair at a time. */
