@@ -106,7 +106,8 @@ async function main(): Promise<void> {
     rows.push(...(await memoryScenarios(bench)));
   }
 
-  notes.push(...rows.flatMap((row) => (row.note ? [row.note] : [])));
+  // A note several rows share (how they were measured) is printed once.
+  notes.push(...new Set(rows.flatMap((row) => (row.note ? [row.note] : []))));
   const report: Report = {
     startedAt,
     config: { ...config, only: [...config.only] },
