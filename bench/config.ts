@@ -32,6 +32,8 @@ export interface BenchConfig {
   readonly overloadRequests: number;
   /** Requests failed at once in the event-loop-block rows. */
   readonly backlogRequests: number;
+  /** Mutex paths one client holds at once, then waits on at once, in the heap-per-lease and heap-per-waiter rows. */
+  readonly memoryLocks: number;
   /** Run the kazoo side (needs /usr/bin/python3 with python3-kazoo). */
   readonly kazoo: boolean;
   /** Run the Curator side in the lock rows (needs a JDK and libcurator-recipes-java). */
@@ -41,7 +43,7 @@ export interface BenchConfig {
    * production; false (`--no-fsync`) is the harness's test setting, which skips it.
    */
   readonly fsync: boolean;
-  /** Scenario groups to run (`client`, `lock`, `overload`); all when empty. */
+  /** Scenario groups to run (`client`, `lock`, `overload`, `memory`); all when empty. */
   readonly only: ReadonlySet<string>;
 }
 
@@ -57,6 +59,7 @@ const QUICK = {
   contentionRounds: 1,
   overloadRequests: 200_000,
   backlogRequests: 100_000,
+  memoryLocks: 1_000,
   herds: [
     { sessions: 1, waitersPerSession: 10 },
     { sessions: 10, waitersPerSession: 20 },
@@ -75,20 +78,21 @@ const FULL = {
   contentionRounds: 3,
   overloadRequests: 1_000_000,
   backlogRequests: 300_000,
+  memoryLocks: 10_000,
   herds: [
     { sessions: 1, waitersPerSession: 10 },
     { sessions: 50, waitersPerSession: 20 },
   ],
 } as const;
 
-const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload']);
+const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload', 'memory']);
 
-const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload]
+const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload|memory]
   --quick      short run (about a minute), to check that everything works
   --no-kazoo   skip the Python peer
   --no-curator skip the Java peer (Apache Curator 5.4)
   --no-fsync   the server skips fsync (forceSync=no, data in the temp dir): the test setting
-  --only G     run only scenario group G (client, lock or overload); repeatable`;
+  --only G     run only scenario group G (client, lock, overload or memory); repeatable`;
 
 export function parseArgs(argv: readonly string[]): BenchConfig {
   let quick = false;

@@ -6,11 +6,15 @@ import { measure, percentile } from './measure.js';
 import type { Measurement } from './measure.js';
 import type { LockEvent } from './peers/peer-run.js';
 import { connectZklock } from './peers/ops-client.js';
+import type { ServerTraffic } from './server-traffic.js';
+import { withTraffic } from './server-traffic.js';
 
 export interface Contention {
   readonly m: Measurement;
   readonly perSession: readonly number[];
   readonly events: readonly LockEvent[];
+  /** What the server counted over the timed loop (the sessions connect before it and close after). */
+  readonly server: ServerTraffic;
 }
 
 export interface ContentionSpec {
@@ -32,21 +36,23 @@ export async function contendZklock(bench: Bench, root: string, spec: Contention
     const pickers = clients.map((client, i) => lockPicker(client, `${root}/lock-${i % spec.locks}`, spec.readRatio));
     const perSession = clients.map(() => 0);
     const events: LockEvent[] = [];
-    const deadline = performance.now() + spec.durationMs;
-    const m = await measure(0, async () => {
-      await Promise.all(
-        pickers.map(async (pick, i) => {
-          while (performance.now() < deadline) {
-            const lease = await pick().acquire();
-            events.push([0, performance.now(), i]);
-            perSession[i]!++;
-            events.push([1, performance.now(), i]);
-            await lease.release();
-          }
-        }),
-      );
-    });
-    return { m: { ...m, ops: perSession.reduce((a, b) => a + b, 0) }, perSession, events };
+    const { server, ...m } = await withTraffic(bench, () =>
+      measure(0, async () => {
+        const deadline = performance.now() + spec.durationMs;
+        await Promise.all(
+          pickers.map(async (pick, i) => {
+            while (performance.now() < deadline) {
+              const lease = await pick().acquire();
+              events.push([0, performance.now(), i]);
+              perSession[i]!++;
+              events.push([1, performance.now(), i]);
+              await lease.release();
+            }
+          }),
+        );
+      }),
+    );
+    return { m: { ...m, ops: perSession.reduce((a, b) => a + b, 0) }, perSession, events, server };
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }

@@ -15,19 +15,21 @@ import type { OpsClient } from './peers/ops-client.js';
 import { connectZklock, zklockOps } from './peers/ops-client.js';
 import type { Peer, Row, Sample } from './report.js';
 import { sampleOf, speedup } from './report.js';
+import type { ServerTraffic } from './server-traffic.js';
+import { trafficRows, withTraffic } from './server-traffic.js';
 
 export async function lockScenarios(bench: Bench): Promise<Row[]> {
   const rows: Row[] = [];
   const ceiling = await serverCeiling(bench);
   rows.push(ceiling);
   bench.log('  ceiling: done');
-  rows.push(await uncontended(bench));
+  rows.push(...(await uncontended(bench)));
   bench.log('  uncontended: done');
   const limit = await handoffLimit(bench);
   rows.push(...limit);
   bench.log('  handoff limit: done');
   const { sessions, contendedMs: durationMs, readRatio } = bench.config;
-  const contention = await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsCurator: 1.5 });
+  const contention = await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsCurator: 1.5, traffic: true });
   rows.push(...contention);
   noteAgainstLimit(contention, limit);
   bench.log('  contended: done');
@@ -73,7 +75,7 @@ async function serverCeiling(bench: Bench): Promise<Row> {
  * another session of ours: the server speeds up by a third over a run as its JIT warms, so a ceiling
  * taken in another phase minutes earlier says more about the drift than about the lock.
  */
-async function uncontended(bench: Bench): Promise<Row> {
+async function uncontended(bench: Bench): Promise<Row[]> {
   const { lockCycles, warmupOps } = bench.config;
   const client = await connectZklock(bench.connectString);
   const ops = await zklockOps(bench.connectString);
@@ -89,35 +91,46 @@ async function uncontended(bench: Bench): Promise<Row> {
     // are not: without this, the first rounds measure the JIT (both processes) catching up.
     await mutexCycles(5 * warmupOps);
     await rawLockCycles(nzk, rawPath, 5 * warmupOps);
-    const timed = (cycles: (n: number) => Promise<void>) => async (): Promise<Measurement> => {
+    const timed = (cycles: (n: number) => Promise<void>) => async (): Promise<Measurement & { server: ServerTraffic }> => {
       await cycles(warmupOps);
-      return measure(lockCycles, () => cycles(lockCycles));
+      return withTraffic(bench, () => measure(lockCycles, () => cycles(lockCycles)));
     };
+    // Every run's server count, by peer: each measured run passes through here on its way to measuredSamples.
+    const traffic = new Map<Peer, { ops: number; server?: ServerTraffic | undefined }[]>();
+    const counted =
+      <M extends Measurement & { server?: ServerTraffic | undefined }>(peer: Peer, run: () => Promise<M>) =>
+      async (): Promise<M> => {
+        const m = await run();
+        traffic.set(peer, [...(traffic.get(peer) ?? []), m]);
+        return m;
+      };
     const shares: number[] = [];
     const paired: { ceiling: number; mutex: number }[] = [];
     const samples = await measuredSamples(bench, {
-      zklock: async () => {
+      zklock: counted('zklock', async () => {
         const ceiling = await timeNodeOp(ops, `${bench.root}/ceiling-alongside`, 'ephemeralPair', lockCycles, 1, warmupOps);
         const lock = await timed(mutexCycles)();
         shares.push(perSecond(lock) / perSecond(ceiling));
         paired.push({ ceiling: perSecond(ceiling), mutex: perSecond(lock) });
         return lock;
-      },
-      nzk: timed((n) => rawLockCycles(nzk, rawPath, n)),
-      kazoo: () => runKazoo(bench.connectString, { scenario: 'mutex', root: `${bench.root}/mutex-kazoo`, ops: lockCycles, warmup: warmupOps }),
+      }),
+      nzk: counted('nzk', timed((n) => rawLockCycles(nzk, rawPath, n))),
+      kazoo: counted('kazoo', () => runKazoo(bench.connectString, { scenario: 'mutex', root: `${bench.root}/mutex-kazoo`, ops: lockCycles, warmup: warmupOps })),
       // A fresh JVM each round: the longer warm-up the Node side gets once before its rounds.
-      curator: () => runCurator(bench.connectString, { scenario: 'mutex', root: `${bench.root}/mutex-curator`, ops: lockCycles, warmup: 6 * warmupOps }),
+      curator: counted('curator', () => runCurator(bench.connectString, { scenario: 'mutex', root: `${bench.root}/mutex-curator`, ops: lockCycles, warmup: 6 * warmupOps })),
     });
     const share = percentile(shares, 50);
-    return {
+    const label = 'uncontended: 1 session acquire+release (nzk: raw create+list+delete)';
+    const throughput: Row = {
       group: 'lock',
-      scenario: 'uncontended: 1 session acquire+release (nzk: raw create+list+delete)',
+      scenario: label,
       unit: 'cycles/s',
       better: 'higher',
       samples,
       goal: { text: `≥90% of ceiling run alongside (${(share * 100).toFixed(0)}%, rounds ${shares.map((r) => (r * 100).toFixed(0)).join('/')})`, met: share >= 0.9 },
       note: `uncontended, per round (cycles/s, ceiling → Mutex): ${paired.map((p) => `${p.ceiling.toFixed(0)} → ${p.mutex.toFixed(0)}`).join(', ')}`,
     };
+    return [throughput, ...trafficRows('lock', label, traffic, false)];
   } finally {
     await Promise.all([client.close(), ops.close(), nzk.close()]);
   }
@@ -137,7 +150,7 @@ async function rawLockCycles(client: OpsClient, path: string, n: number): Promis
  * each handoff percentile) is its own median over the rounds, with their range. Each run uses
  * lock paths of its own, so no run inherits a queue.
  */
-async function contended(bench: Bench, name: string, label: string, spec: ContentionSpec, show: { handoff: boolean; goalVsCurator?: number }): Promise<Row[]> {
+async function contended(bench: Bench, name: string, label: string, spec: ContentionSpec, show: { handoff: boolean; goalVsCurator?: number; traffic?: boolean }): Promise<Row[]> {
   let run = 0;
   const rootOf = (peer: Peer): string => `${bench.root}/${name}-${peer}-${++run}`;
   const runs = await takeTurns<Peer, Contention | PeerResult>(bench.config.contentionRounds, {
@@ -186,6 +199,10 @@ async function contended(bench: Bench, name: string, label: string, spec: Conten
       }
       rows.push(row);
     }
+  }
+  if (show.traffic) {
+    const counts = new Map([...runs].map(([peer, rounds]) => [peer, rounds.map((r) => ({ ops: measurement(r).ops, server: r.server }))]));
+    rows.push(...trafficRows('lock', label, counts, true));
   }
   return rows;
 }

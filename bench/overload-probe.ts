@@ -15,9 +15,8 @@
  * maxQueued is n: the default would refuse most of them with OVERLOADED, which is the point of it,
  * but not what these rows measure.
  *
- * Heap is V8's used heap plus ArrayBuffer memory (frames and socket buffers), after full
- * collections, measured before and after issuing the requests; the array holding the promises
- * is allocated before the first measurement, so it is not counted.
+ * Heap (heap.ts) is measured before and after issuing the requests; the array holding the
+ * promises is allocated before the first measurement, so it is not counted.
  */
 import net from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -25,16 +24,7 @@ import { FaultProxy } from '../src/testing/index.js';
 import { SESSION_TIMEOUT_MS } from './peers/ops-client.js';
 import type { ClientOptions } from '../src/index.js';
 import { ZooKeeperClient } from './zklock.js';
-
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with node --expose-gc');
-
-function heap(): number {
-  gc!();
-  gc!();
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.arrayBuffers;
-}
+import { heapAfterGc } from './heap.js';
 
 /** Issues `count` getData calls at once; returns them and the time the loop was blocked doing so. */
 function issue(client: ZooKeeperClient, count: number): { promises: Promise<unknown>[]; issueMs: number } {
@@ -75,10 +65,10 @@ async function silenced(connectString: string, options: ClientOptions = {}): Pro
 /** Bytes per request held while `count` requests wait; the requests are failed by close() afterwards. */
 async function heapPerRequest(client: ZooKeeperClient, count: number): Promise<Record<string, number>> {
   const placeholder = new Array<Promise<unknown>>(count).fill(Promise.resolve());
-  const before = heap();
+  const before = heapAfterGc();
   placeholder.length = 0;
   const { promises, issueMs } = issue(client, count);
-  const after = heap();
+  const after = heapAfterGc();
   // Handlers before the failures, so no rejection goes unhandled.
   const settled = Promise.allSettled(promises);
   await client.close();

@@ -5,7 +5,7 @@ import { inFlight, measure, medianRuns } from './measure.js';
 import { connectZklock } from './peers/ops-client.js';
 import type { Row } from './report.js';
 import { sampleOf } from './report.js';
-import { runProcess } from './run-process.js';
+import { runProbe } from './run-process.js';
 
 const PROBE = fileURLToPath(new URL('./overload-probe.ts', import.meta.url));
 
@@ -30,7 +30,7 @@ export async function overloadScenarios(bench: Bench): Promise<Row[]> {
   ];
   const rows: Row[] = [];
   for (const { scenario, count, row } of probes) {
-    rows.push(row(await probe(scenario, bench.connectString, count)));
+    rows.push(row(await runProbe(PROBE, [scenario, bench.connectString, String(count)])));
     bench.log(`  ${scenario}: done`);
   }
   rows.push(...(await existsRows(bench)));
@@ -87,10 +87,4 @@ async function existsRows(bench: Bench): Promise<Row[]> {
   } finally {
     await client.close();
   }
-}
-
-/** Runs one probe scenario in a child process (see overload-probe.ts) and parses its JSON line. */
-async function probe(scenario: string, connectString: string, count: number): Promise<Record<string, number>> {
-  const text = await runProcess(process.execPath, ['--expose-gc', '--import', 'tsx', PROBE, scenario, connectString, String(count)]);
-  return JSON.parse(text.trim().split('\n').at(-1) ?? '') as Record<string, number>;
 }

@@ -18,3 +18,13 @@ export function runProcess(file: string, args: readonly string[]): Promise<strin
     });
   });
 }
+
+/**
+ * Runs a probe script (TypeScript, through tsx) in a Node process of its own with `--expose-gc`,
+ * so that what it allocates neither lives on in the benchmark's process nor disturbs its CPU
+ * figures, and parses the JSON line it prints last.
+ */
+export async function runProbe(script: string, args: readonly string[]): Promise<Record<string, number>> {
+  const text = await runProcess(process.execPath, ['--expose-gc', '--import', 'tsx', script, ...args]);
+  return JSON.parse(text.trim().split('\n').at(-1) ?? '') as Record<string, number>;
+}

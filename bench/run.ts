@@ -1,8 +1,8 @@
 /**
- * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload]`:
+ * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload|memory]`:
  * starts a standalone ZooKeeper server with the testing harness, runs the client and lock
  * scenarios for zklock, node-zookeeper-client, kazoo and (lock rows) Curator against it, and zklock's overload
- * scenarios, prints a table and writes bench/results/.
+ * and memory scenarios, prints a table and writes bench/results/.
  */
 import { mkdir, statfs } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,6 +15,7 @@ import type { Bench } from './context.js';
 import type { BenchConfig } from './config.js';
 import { frameDecoderRows } from './frame-decoder.js';
 import { lockScenarios } from './lock-scenarios.js';
+import { memoryScenarios } from './memory.js';
 import { overloadScenarios } from './overload.js';
 import { curatorUnavailable } from './peers/curator.js';
 import { kazooUnavailable } from './peers/kazoo.js';
@@ -100,8 +101,13 @@ async function main(): Promise<void> {
     // The decoder's rows need no server: how long a large reply takes to assemble from its chunks.
     rows.push(...frameDecoderRows(config.rounds));
   }
+  if (wants('memory')) {
+    log('memory scenarios…');
+    rows.push(...(await memoryScenarios(bench)));
+  }
 
-  notes.push(...rows.flatMap((row) => (row.note ? [row.note] : [])));
+  // A note several rows share (how they were measured) is printed once.
+  notes.push(...new Set(rows.flatMap((row) => (row.note ? [row.note] : []))));
   const report: Report = {
     startedAt,
     config: { ...config, only: [...config.only] },

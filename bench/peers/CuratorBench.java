@@ -10,12 +10,15 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.client.FourLetterWordMain;
 
 /**
  * The Curator 5.4 side of `npm run bench` (bench/peers/curator.ts starts it; kazoo_bench.py is
  * its Python twin). Arguments are key=value pairs; it prints one JSON line:
- * {"ops", "wall_ms", "cpu_us", "per_session", "events"}, events being [kind, ms, session] with
- * kind 0 = an acquire returned, 1 = release() called (System.nanoTime, CLOCK_MONOTONIC).
+ * {"ops", "wall_ms", "cpu_us", "per_session", "events", "mntr_before", "mntr_after"}, events being
+ * [kind, ms, session] with kind 0 = an acquire returned, 1 = release() called (System.nanoTime,
+ * CLOCK_MONOTONIC), and the mntr pair the server's counters read just before and after the timed
+ * window (so connecting and warming up are outside it).
  *
  * scenario=mutex: one session acquires and releases an InterProcessMutex `ops` times after
  * `warmup` untimed cycles. scenario=contend: `sessions` sessions, a thread each, loop on lock
@@ -59,10 +62,13 @@ public final class CuratorBench {
         try (CuratorFramework client = connect(spec.get("hosts"))) {
             InterProcessMutex lock = new InterProcessMutex(client, spec.get("root"));
             for (int i = 0; i < warmup; i++) cycle(lock);
+            String before = mntr(spec);
             long cpu0 = cpuNanos();
             long t0 = System.nanoTime();
             for (int i = 0; i < ops; i++) cycle(lock);
-            return json(ops, System.nanoTime() - t0, cpuNanos() - cpu0, null, null);
+            long wall = System.nanoTime() - t0;
+            long cpu = cpuNanos() - cpu0;
+            return json(ops, wall, cpu, null, null, before, mntr(spec));
         }
     }
 
@@ -86,14 +92,16 @@ public final class CuratorBench {
             round(clients, spec.get("root") + "/warmup", locks, WARMUP_MS, readRatio, null, new int[sessions]);
             List<double[]> events = new ArrayList<>();
             int[] counts = new int[sessions];
+            String before = mntr(spec);
             long cpu0 = cpuNanos();
             long t0 = System.nanoTime();
             round(clients, spec.get("root"), locks, durationMs, readRatio, events, counts);
             long wall = System.nanoTime() - t0;
             long cpu = cpuNanos() - cpu0;
+            String after = mntr(spec);
             int total = 0;
             for (int c : counts) total += c;
-            return json(total, wall, cpu, counts, events);
+            return json(total, wall, cpu, counts, events, before, after);
         } finally {
             for (CuratorFramework client : clients) client.close();
         }
@@ -143,12 +151,19 @@ public final class CuratorBench {
         if (!failures.isEmpty()) throw failures.get(0);
     }
 
+    /** The server's counters (its `mntr` answer; hosts is one host:port), for curator.ts to count the timed window's requests and watch events. */
+    private static String mntr(Map<String, String> spec) throws Exception {
+        String hosts = spec.get("hosts");
+        int colon = hosts.lastIndexOf(':');
+        return FourLetterWordMain.send4LetterWord(hosts.substring(0, colon), Integer.parseInt(hosts.substring(colon + 1)), "mntr");
+    }
+
     /** CPU of the whole JVM (its I/O and GC threads too, as kazoo's count includes its I/O thread). */
     private static long cpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events) {
+    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events, String mntrBefore, String mntrAfter) {
         StringBuilder out = new StringBuilder();
         out.append("{\"ops\":").append(ops).append(",\"wall_ms\":").append(wallNanos / 1e6).append(",\"cpu_us\":").append(cpuNanos / 1e3);
         if (perSession != null) {
@@ -164,6 +179,12 @@ public final class CuratorBench {
             }
             out.append(']');
         }
+        out.append(",\"mntr_before\":").append(jsonString(mntrBefore)).append(",\"mntr_after\":").append(jsonString(mntrAfter));
         return out.append('}').toString();
+    }
+
+    /** mntr answers are ASCII lines of name, tab, value. */
+    private static String jsonString(String text) {
+        return '"' + text.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n").replace("\t", "\\t") + '"';
     }
 }

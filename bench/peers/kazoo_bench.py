@@ -7,6 +7,7 @@ time.process_time(), which covers every thread of this process (kazoo's I/O thre
 
 import json
 import random
+import socket
 import sys
 import threading
 import time
@@ -28,6 +29,21 @@ def connect(hosts):
 
 def now_ms():
     return time.perf_counter() * 1000.0
+
+
+def mntr(hosts):
+    """The server's counters (its `mntr` answer; hosts is one host:port), read around a timed
+    window: kazoo.ts turns the two answers into the requests and watch events of that window alone.
+    Not KazooClient.command(), which reads one recv() of 8 KiB and cuts the answer short."""
+    host, port = hosts.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"mntr")
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return b"".join(chunks).decode("ascii", "replace")
+            chunks.append(chunk)
 
 
 def timed(ops, body):
@@ -131,7 +147,9 @@ def uncontended(zk, spec):
             lock.release()
 
     cycles(spec["warmup"])
-    return timed(spec["ops"], lambda: cycles(spec["ops"]))
+    before = mntr(spec["hosts"])
+    result = timed(spec["ops"], lambda: cycles(spec["ops"]))
+    return dict(result, mntr_before=before, mntr_after=mntr(spec["hosts"]))
 
 
 def contend(hosts, spec):
@@ -165,6 +183,7 @@ def contend(hosts, spec):
     threads = [threading.Thread(target=worker, args=(i,)) for i in range(sessions)]
     for t in threads:
         t.start()
+    before = mntr(hosts)
     deadline[0] = time.perf_counter() + spec["duration_ms"] / 1000.0
     cpu0, t0 = time.process_time(), time.perf_counter()
     barrier.wait()
@@ -177,6 +196,8 @@ def contend(hosts, spec):
         "per_session": counts,
         "events": events,
         "note": patched,
+        "mntr_before": before,
+        "mntr_after": mntr(hosts),
     }
     for zk in clients:
         zk.stop()

@@ -1,5 +1,7 @@
 import type { Measurement } from '../measure.js';
 import { runProcess } from '../run-process.js';
+import type { ServerTraffic } from '../server-traffic.js';
+import { trafficBetween } from '../server-traffic.js';
 
 /** [kind, ms, session]: kind 0 = an acquire resolved, 1 = `release()` called (the shape every side records). */
 export type LockEvent = [0 | 1, number, number];
@@ -10,6 +12,8 @@ export interface PeerResult extends Measurement {
   events?: LockEvent[];
   /** Set when the peer had to be patched to run the scenario at all. */
   note?: string;
+  /** What the server counted over the timed window (lock scenarios). */
+  server?: ServerTraffic;
 }
 
 /** The one JSON line a peer process prints last. */
@@ -20,6 +24,9 @@ interface RawResult {
   per_session?: number[];
   events?: LockEvent[];
   note?: string | null;
+  /** The server's `mntr` answers from just before and just after the timed window. */
+  mntr_before?: string;
+  mntr_after?: string;
 }
 
 
@@ -33,5 +40,6 @@ export async function runPeer(file: string, args: readonly string[]): Promise<Pe
   } catch (error) {
     throw new Error(`${file} printed no result line: ${last.slice(0, 200)}`, { cause: error });
   }
-  return { ops: raw.ops, wallMs: raw.wall_ms, cpuUs: raw.cpu_us, perSession: raw.per_session, events: raw.events, note: raw.note ?? undefined };
+  const server = raw.mntr_before !== undefined && raw.mntr_after !== undefined ? trafficBetween(raw.mntr_before, raw.mntr_after) : undefined;
+  return { ops: raw.ops, wallMs: raw.wall_ms, cpuUs: raw.cpu_us, perSession: raw.per_session, events: raw.events, note: raw.note ?? undefined, server };
 }
