@@ -236,7 +236,7 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
   try {
     while (ahead.length > 0) {
       const gone = ahead[0]!;
-      lookahead = followsRest(ahead) ? new Lookahead(o, ahead.slice(1), owner) : undefined;
+      lookahead = followsRest(o.kind, ahead) ? new Lookahead(o, ahead.slice(1), owner) : undefined;
       const data = await waitUntilGone(o, gone, owner);
       if (ours?.deleted) throw new NodeLost();
       if (await lookahead?.clear()) break;
@@ -259,15 +259,17 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
 
 /**
  * Whether to follow the rest of `ahead` while waiting for its nearest (see queue-lookahead.ts).
- * Not as far as a check could need a listing: each step would list the whole queue, and long
+ * Only for an exclusive waiter: the readers behind a writer all wait for it, and each following
+ * the writer ahead of it too would double the wake-ups of every writer's release. Not as far
+ * as a check could need a listing: each step would list the whole queue, and long
  * queues are handed down in O(1) per handoff by release records instead (release-record.ts). A
  * waiter that follows reads no lock path and so leaves no record: the first waiter beyond the
  * lookahead's reach, whose nearest then left none, checks with one multiRead (one node fewer
  * than would need a listing), reads the lock path in doing so and records its own release for
  * those behind it.
  */
-function followsRest(ahead: readonly Contender[]): boolean {
-  return ahead.length > 1 && ahead.length - 1 < LIST_INSTEAD_OF_READ;
+function followsRest(kind: ContenderKind, ahead: readonly Contender[]): boolean {
+  return kind === 'exclusive' && ahead.length > 1 && ahead.length - 1 < LIST_INSTEAD_OF_READ;
 }
 
 /**

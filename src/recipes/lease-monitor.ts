@@ -78,14 +78,15 @@ export class LeaseMonitor {
    * ceiling. A node already gone by then is reported at once (getData answers NONODE).
    */
   private observe(): void {
-    if (this.watching) return;
+    // A lease already known lost needs no watch.
+    if (this.watching || this.lost) return;
     this.watching = true;
     this.watchNode();
   }
 
   get signal(): AbortSignal {
-    this.observe();
     this.checkProof();
+    this.observe();
     if (!this.controller) {
       this.controller = new AbortController();
       if (this.lost) this.controller.abort(this.lostError(this.lost));
@@ -95,8 +96,8 @@ export class LeaseMonitor {
 
   /** True once the lock is, or may be, lost (or released). */
   get isLost(): boolean {
-    this.observe();
     this.checkProof();
+    this.observe();
     return this.lost !== undefined;
   }
 

@@ -7,14 +7,25 @@ import { releaseQuietly } from './mutex.js';
 
 /** Several held locks as one. Its signal aborts when any of them is lost. */
 export class MultiLease implements AsyncDisposable {
-  readonly signal: AbortSignal;
+  private readonly combined: AbortSignal;
   private released = false;
 
   constructor(
     /** In acquisition order (sorted by lock path). */
     readonly leases: readonly Lease[],
   ) {
-    this.signal = AbortSignal.any(leases.map((lease) => lease.signal));
+    this.combined = AbortSignal.any(leases.map((lease) => lease.signal));
+  }
+
+  /**
+   * Aborts when any of the locks is, or may be, lost. Each look asks every lease first, which
+   * checks its liveness proof against the clock: after a stall the combined signal is then already
+   * aborted, not a timer tick later (see LeaseMonitor). A signal kept and read later (handed to
+   * fetch, say) learns of a lapse only from the timer: read `held` right before acting.
+   */
+  get signal(): AbortSignal {
+    for (const lease of this.leases) void lease.signal;
+    return this.combined;
   }
 
   get fencingTokens(): bigint[] {
@@ -100,7 +111,9 @@ export class MultiLock {
    */
   private async confirmHeld(taken: readonly Lease[], signal?: AbortSignal): Promise<boolean> {
     const confirmed = await Promise.all(this.locks.map((lock, i) => lock.confirmHeld(taken[i]!, signal)));
-    return confirmed.every(Boolean);
+    // Each answer was read at its own moment: a stall between two of them (the locks may be on
+    // clients with different timeouts) can have run out an earlier one's proof. Ask all at once.
+    return confirmed.every(Boolean) && taken.every((lease) => lease.held);
   }
 
   async runExclusive<T>(fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {

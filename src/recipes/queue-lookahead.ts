@@ -17,13 +17,16 @@ import { presentBlockers, waitUntilGone } from './queue-watch.js';
  * be created later (the server numbers children in creation order): once gone, such a node is
  * gone for good. The lookahead's knowledge is made only of such facts (a deletion event, a NONODE
  * or downgraded read), so it is never stale in the unsafe direction, whenever it was learned. It
- * trusts no data written by anyone: not a release record, not a marker, so a Curator Revoker, a
- * guard() or a tool writing into a node changes nothing (that is what sank the release-marker
- * design). Curator and kazoo contenders need do nothing: only deletions are read.
+ * follows only for exclusive waiters, for whom nothing but a deletion counts: it trusts no data
+ * written by anyone, no release record, no marker, so a Curator Revoker, a guard() or a tool
+ * writing into a node changes nothing (that is what sank the release-marker design). Curator
+ * and kazoo contenders need do nothing: only deletions are read.
  *
  * What it costs: the release of a node notifies two waiters, the one behind it and the one behind
  * that (still no herd: the count does not grow with the queue); and the second one reads which of
- * its blockers are left, off the critical path. If the lookahead has not caught up when B goes
+ * its blockers are left, off the critical path. (Readers do not follow: all the readers behind a
+ * writer wait for it, and following the writer ahead of it too would double every release's
+ * wake-ups.) If the lookahead has not caught up when B goes
  * (B was quicker than its check, or a waiter left out of order) the waiter waits for a check
  * already on its way, else does the plain check: never worse than without it by more than that.
  */
