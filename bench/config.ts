@@ -24,6 +24,10 @@ export interface BenchConfig {
   readonly contentionRounds: number;
   /** Sessions in the contended, 8-locks and read/write rows. */
   readonly sessions: number;
+  /** Sessions in the semaphore row, each looping on one semaphore of `semaphoreLeases` leases. */
+  readonly semaphoreSessions: number;
+  /** Leases of the semaphore row's semaphore: the most holders it may have at once. */
+  readonly semaphoreLeases: number;
   /** Share of read acquisitions in the read/write row. */
   readonly readRatio: number;
   /** The small herd (the reference) and the large one, as sessions × waiters per session. */
@@ -108,5 +112,5 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
       process.exit(arg === '--help' || arg === '-h' ? 0 : 2);
     }
   }
-  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, readRatio: 0.8, kazoo, curator, fsync, only };
+  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, semaphoreSessions: 16, semaphoreLeases: 4, readRatio: 0.8, kazoo, curator, fsync, only };
 }
