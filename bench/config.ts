@@ -24,6 +24,12 @@ export interface BenchConfig {
   readonly contentionRounds: number;
   /** Sessions in the contended, 8-locks and read/write rows. */
   readonly sessions: number;
+  /** Sessions in the semaphore row, each looping on one semaphore of `semaphoreLeases` leases. */
+  readonly semaphoreSessions: number;
+  /** Leases of the semaphore row's semaphore: the most holders it may have at once. */
+  readonly semaphoreLeases: number;
+  /** How long each semaphore holder holds (ms): long enough for the leases to fill, so that the holder count can see an over-full semaphore. */
+  readonly semaphoreHoldMs: number;
   /** Share of read acquisitions in the read/write row. */
   readonly readRatio: number;
   /** The small herd (the reference) and the large one, as sessions × waiters per session. */
@@ -112,5 +118,5 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
       process.exit(arg === '--help' || arg === '-h' ? 0 : 2);
     }
   }
-  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, readRatio: 0.8, kazoo, curator, fsync, only };
+  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, semaphoreSessions: 16, semaphoreLeases: 4, semaphoreHoldMs: 10, readRatio: 0.8, kazoo, curator, fsync, only };
 }

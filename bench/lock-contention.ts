@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { QueueLock, ZooKeeperClient } from './zklock.js';
-import { Mutex, ReadWriteLock } from './zklock.js';
+import type { Lease, ZooKeeperClient } from './zklock.js';
+import { Mutex, ReadWriteLock, Semaphore } from './zklock.js';
 import type { Bench } from './context.js';
-import { measure, percentile } from './measure.js';
+import { measure, percentile, sleep } from './measure.js';
 import type { Measurement } from './measure.js';
 import type { LockEvent } from './peers/peer-run.js';
 import { connectZklock } from './peers/ops-client.js';
@@ -15,6 +15,8 @@ export interface Contention {
   readonly events: readonly LockEvent[];
   /** What the server counted over the timed loop (the sessions connect before it and close after). */
   readonly server: ServerTraffic;
+  /** With `leases`: the most sessions that held one semaphore at once, counted by this loop (see {@link HolderCount}). */
+  readonly maxHolders?: number;
 }
 
 export interface ContentionSpec {
@@ -24,16 +26,39 @@ export interface ContentionSpec {
   durationMs: number;
   /** With it, each acquisition is a read (with this chance) or a write of a ReadWriteLock. */
   readRatio?: number;
+  /** With it, each lock is a Semaphore of this many leases, and the loop counts its holders. */
+  leases?: number;
+  /** With `leases`: how long each holder holds (ms). */
+  holdMs?: number;
 }
 
 /**
- * `sessions` zklock clients in this process loop acquire → release (no hold time) for the
- * duration, recording when each acquire resolves and each release is called, on one clock.
+ * The harness's own count of a semaphore's holders, independent of the recipe: a session enters
+ * after its acquire resolves and leaves before it calls `release()`, holding `ms` in between, so
+ * that the leases fill and an over-full semaphore would show. Peers do the same (Thread.sleep,
+ * time.sleep).
+ */
+class HolderCount {
+  private now = 0;
+  most = 0;
+
+  async hold(ms: number): Promise<void> {
+    this.most = Math.max(this.most, ++this.now);
+    await sleep(ms);
+    this.now--;
+  }
+}
+
+/**
+ * `sessions` zklock clients in this process loop acquire → release (no hold time; with `leases`,
+ * `holdMs` counted by the holder count) for the duration, recording when each acquire
+ * resolves and each release is called, on one clock.
  */
 export async function contendZklock(bench: Bench, root: string, spec: ContentionSpec): Promise<Contention> {
   const clients = await Promise.all(Array.from({ length: spec.sessions }, () => connectZklock(bench.connectString)));
   try {
-    const pickers = clients.map((client, i) => lockPicker(client, `${root}/lock-${i % spec.locks}`, spec.readRatio));
+    const holders = spec.leases === undefined ? undefined : Array.from({ length: spec.locks }, () => new HolderCount());
+    const pickers = clients.map((client, i) => lockPicker(client, `${root}/lock-${i % spec.locks}`, spec));
     const perSession = clients.map(() => 0);
     const events: LockEvent[] = [];
     const { server, ...m } = await withTraffic(bench, () =>
@@ -45,6 +70,7 @@ export async function contendZklock(bench: Bench, root: string, spec: Contention
               const lease = await pick().acquire();
               events.push([0, performance.now(), i]);
               perSession[i]!++;
+              if (holders) await holders[i % spec.locks]!.hold(spec.holdMs ?? 0);
               events.push([1, performance.now(), i]);
               await lease.release();
             }
@@ -52,13 +78,23 @@ export async function contendZklock(bench: Bench, root: string, spec: Contention
         );
       }),
     );
-    return { m: { ...m, ops: perSession.reduce((a, b) => a + b, 0) }, perSession, events, server };
+    const maxHolders = holders && Math.max(...holders.map((h) => h.most));
+    return { m: { ...m, ops: perSession.reduce((a, b) => a + b, 0) }, perSession, events, server, maxHolders };
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }
 }
 
-function lockPicker(client: ZooKeeperClient, path: string, readRatio: number | undefined): () => QueueLock {
+/** What a session contends for, one acquisition at a time: a Mutex, a side of a ReadWriteLock, or a Semaphore. */
+interface Contended {
+  acquire(): Promise<Lease>;
+}
+
+function lockPicker(client: ZooKeeperClient, path: string, { readRatio, leases }: ContentionSpec): () => Contended {
+  if (leases !== undefined) {
+    const semaphore = new Semaphore(client, path, leases);
+    return () => semaphore;
+  }
   if (readRatio === undefined) {
     const mutex = new Mutex(client, path);
     return () => mutex;

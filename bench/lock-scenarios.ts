@@ -9,7 +9,7 @@ import { measure, medianOf, percentile, perSecond, takeTurns } from './measure.j
 import type { Measurement } from './measure.js';
 import { runCurator } from './peers/curator.js';
 import { runKazoo } from './peers/kazoo.js';
-import type { PeerResult } from './peers/peer-run.js';
+import type { PeerContention, PeerResult } from './peers/peer-run.js';
 import { nzkOps } from './peers/nzk.js';
 import type { OpsClient } from './peers/ops-client.js';
 import { connectZklock, zklockOps } from './peers/ops-client.js';
@@ -28,7 +28,7 @@ export async function lockScenarios(bench: Bench): Promise<Row[]> {
   const limit = await handoffLimit(bench);
   rows.push(...limit);
   bench.log('  handoff limit: done');
-  const { sessions, contendedMs: durationMs, readRatio } = bench.config;
+  const { sessions, contendedMs: durationMs, readRatio, semaphoreSessions, semaphoreLeases: leases, semaphoreHoldMs: holdMs } = bench.config;
   const contention = await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsCurator: 1.5, traffic: true });
   rows.push(...contention);
   noteAgainstLimit(contention, limit);
@@ -38,6 +38,8 @@ export async function lockScenarios(bench: Bench): Promise<Row[]> {
   rows.push(...(await herds(bench)));
   rows.push(...(await contended(bench, 'rw', `${sessions} sessions, ${readRatio * 100}% reads`, { sessions, locks: 1, durationMs, readRatio }, { handoff: false })));
   bench.log('  read/write: done');
+  rows.push(...(await contended(bench, 'semaphore', `semaphore N=${leases}, ${semaphoreSessions} sessions, ${holdMs} ms holds`, { sessions: semaphoreSessions, locks: 1, durationMs, leases, holdMs }, { handoff: false })));
+  bench.log('  semaphore: done');
   return rows;
 }
 
@@ -144,19 +146,23 @@ async function rawLockCycles(client: OpsClient, path: string, n: number): Promis
 }
 
 /**
- * (c), (d), (f): many sessions in a loop for a fixed time, zklock in this process, kazoo in
+ * (c), (d), (f), (g): many sessions in a loop for a fixed time, zklock in this process, kazoo in
  * threads of one Python process, Curator in threads of one JVM (after an untimed second); the
  * peers take turns for `contentionRounds` rounds, and each figure (throughput, CPU, fairness,
  * each handoff percentile) is its own median over the rounds, with their range. Each run uses
- * lock paths of its own, so no run inherits a queue.
+ * lock paths of its own, so no run inherits a queue. With `spec.leases` the locks are
+ * semaphores (zklock's Semaphore, Curator's InterProcessSemaphoreV2, kazoo's Semaphore), and
+ * each side's harness counts their holders itself: see {@link mostHolders}.
  */
 async function contended(bench: Bench, name: string, label: string, spec: ContentionSpec, show: { handoff: boolean; goalVsCurator?: number; traffic?: boolean }): Promise<Row[]> {
   let run = 0;
   const rootOf = (peer: Peer): string => `${bench.root}/${name}-${peer}-${++run}`;
+  const peerSpec = (peer: Peer): PeerContention =>
+    spec.leases === undefined ? { scenario: 'contend', root: rootOf(peer), ...spec } : { scenario: 'semaphore', root: rootOf(peer), ...spec, leases: spec.leases, holdMs: spec.holdMs ?? 0 };
   const runs = await takeTurns<Peer, Contention | PeerResult>(bench.config.contentionRounds, {
     zklock: () => contendZklock(bench, rootOf('zklock'), spec),
-    ...(bench.curator ? { curator: () => runCurator(bench.connectString, { scenario: 'contend', root: rootOf('curator'), ...spec }) } : {}),
-    ...(bench.kazoo ? { kazoo: () => runKazoo(bench.connectString, { scenario: 'contend', root: rootOf('kazoo'), ...spec }) } : {}),
+    ...(bench.curator ? { curator: () => runCurator(bench.connectString, peerSpec('curator')) } : {}),
+    ...(bench.kazoo ? { kazoo: () => runKazoo(bench.connectString, peerSpec('kazoo')) } : {}),
   });
   const per = (f: (r: Contention | PeerResult) => number, extra?: (median: number, rounds: readonly (Contention | PeerResult)[]) => Partial<Sample>): Partial<Record<Peer, Sample>> =>
     Object.fromEntries(
@@ -189,6 +195,7 @@ async function contended(bench: Bench, name: string, label: string, spec: Conten
     better: 'higher',
     samples: per((r) => Math.min(...(r.perSession ?? [])) / Math.max(...(r.perSession ?? []))),
   });
+  if (spec.leases !== undefined) rows.push(mostHolders(label, spec.leases, runs));
   if (show.handoff) {
     for (const q of ['p50', 'p99'] as const) {
       const samples = per((r) => summarizeHandoffs(r.events ?? [])[q]);
@@ -205,6 +212,29 @@ async function contended(bench: Bench, name: string, label: string, spec: Conten
     rows.push(...trafficRows('lock', label, counts, true));
   }
   return rows;
+}
+
+/**
+ * The semaphore's invariant, checked by the harness rather than taken from the recipe: the most
+ * sessions that each side's own counter saw holding one semaphore at once (entered after an
+ * acquire returned, left before release was called, holding `semaphoreHoldMs` between), the highest
+ * over the rounds. The goal misses if any round of any library went over the leases, or
+ * reported no count.
+ */
+function mostHolders(label: string, leases: number, runs: ReadonlyMap<Peer, readonly (Contention | PeerResult)[]>): Row {
+  const samples: Partial<Record<Peer, Sample>> = Object.fromEntries(
+    [...runs].map(([peer, rounds]) => [peer, { value: Math.max(...rounds.map((r) => r.maxHolders ?? Number.NaN)) }]),
+  );
+  const most = Object.values(samples).map((sample) => sample.value);
+  return {
+    group: 'lock',
+    scenario: `${label}: most holders at once (counted by the bench)`,
+    unit: 'holders',
+    better: 'lower',
+    compare: false,
+    samples,
+    goal: { text: `≤ ${leases}, every round of every library`, met: most.every((value) => value <= leases) },
+  };
 }
 
 /** (e) Herd: watch events per release and handoff time, small queue vs large queue (zklock only). */

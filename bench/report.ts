@@ -32,6 +32,8 @@ export interface Row {
   better: 'higher' | 'lower';
   samples: Partial<Record<Peer, Sample>>;
   goal?: { text: string; met: boolean };
+  /** False for a row whose values are no speed (a count held against a bound): no ratio columns. */
+  compare?: false;
   /** Printed under the table, e.g. how a peer had to be patched to run this row. */
   note?: string;
 }
@@ -46,6 +48,7 @@ export interface Report {
 
 /** zklock's advantage over `peer` on this row: > 1 means zklock is better, whichever way the unit runs. */
 export function speedup(row: Row, peer: Peer): number | undefined {
+  if (row.compare === false) return undefined;
   const ours = row.samples.zklock?.value;
   const theirs = row.samples[peer]?.value;
   if (ours === undefined || theirs === undefined || !(ours > 0) || !(theirs > 0)) return undefined;

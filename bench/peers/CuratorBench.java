@@ -1,29 +1,37 @@
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.client.FourLetterWordMain;
 
 /**
  * The Curator 5.4 side of `npm run bench` (bench/peers/curator.ts starts it; kazoo_bench.py is
  * its Python twin). Arguments are key=value pairs; it prints one JSON line:
- * {"ops", "wall_ms", "cpu_us", "per_session", "events", "mntr_before", "mntr_after"}, events being
- * [kind, ms, session] with kind 0 = an acquire returned, 1 = release() called (System.nanoTime,
- * CLOCK_MONOTONIC), and the mntr pair the server's counters read just before and after the timed
- * window (so connecting and warming up are outside it).
+ * {"ops", "wall_ms", "cpu_us", "per_session", "events", "max_holders", "mntr_before", "mntr_after"},
+ * events being [kind, ms, session] with kind 0 = an acquire returned, 1 = release() called
+ * (System.nanoTime, CLOCK_MONOTONIC), max_holders the semaphore scenario's count of holders at
+ * once, and the mntr pair the server's counters read just before and after the timed window (so
+ * connecting and warming up are outside it).
  *
  * scenario=mutex: one session acquires and releases an InterProcessMutex `ops` times after
  * `warmup` untimed cycles. scenario=contend: `sessions` sessions, a thread each, loop on lock
  * `i % locks` (an InterProcessReadWriteLock with read_ratio) for duration_ms, after an untimed
- * second of the same to let the JIT compile the paths.
+ * second of the same to let the JIT compile the paths. scenario=semaphore: the same with an
+ * InterProcessSemaphoreV2 of `leases` leases per lock path, and "max_holders" in the JSON: the
+ * most sessions this program itself saw holding one semaphore at once (see HolderCount).
  */
 public final class CuratorBench {
     private static final int SESSION_TIMEOUT_MS = 30_000;
@@ -39,7 +47,7 @@ public final class CuratorBench {
         }
         String result = switch (spec.get("scenario")) {
             case "mutex" -> mutex(spec);
-            case "contend" -> contend(spec);
+            case "contend", "semaphore" -> contend(spec);
             default -> throw new IllegalArgumentException("unknown scenario " + spec.get("scenario"));
         };
         System.out.println(result);
@@ -52,7 +60,7 @@ public final class CuratorBench {
                 .retryPolicy(new RetryOneTime(100))
                 .build();
         client.start();
-        if (!client.blockUntilConnected(30, java.util.concurrent.TimeUnit.SECONDS)) throw new IllegalStateException("not connected to " + hosts);
+        if (!client.blockUntilConnected(30, TimeUnit.SECONDS)) throw new IllegalStateException("not connected to " + hosts);
         return client;
     }
 
@@ -68,7 +76,7 @@ public final class CuratorBench {
             for (int i = 0; i < ops; i++) cycle(lock);
             long wall = System.nanoTime() - t0;
             long cpu = cpuNanos() - cpu0;
-            return json(ops, wall, cpu, null, null, before, mntr(spec));
+            return json(ops, wall, cpu, null, null, null, before, mntr(spec));
         }
     }
 
@@ -78,37 +86,121 @@ public final class CuratorBench {
     }
 
     private static void acquire(InterProcessMutex lock) throws Exception {
-        if (!lock.acquire(ACQUIRE_TIMEOUT_S, java.util.concurrent.TimeUnit.SECONDS)) throw new IllegalStateException("not acquired within " + ACQUIRE_TIMEOUT_S + " s");
+        if (!lock.acquire(ACQUIRE_TIMEOUT_S, TimeUnit.SECONDS)) throw notAcquired();
+    }
+
+    private static IllegalStateException notAcquired() {
+        return new IllegalStateException("not acquired within " + ACQUIRE_TIMEOUT_S + " s");
+    }
+
+    /** What one session contends for: an acquire returns what gives it back. */
+    @FunctionalInterface
+    private interface Contended {
+        Held acquire() throws Exception;
+    }
+
+    @FunctionalInterface
+    private interface Held {
+        void release() throws Exception;
+    }
+
+    /** Makes one session's Contended on `path`, as the scenario's spec says. */
+    @FunctionalInterface
+    private interface Contenders {
+        Contended make(CuratorFramework client, String path);
+    }
+
+    private static Contenders contenders(Map<String, String> spec) {
+        if (spec.get("scenario").equals("semaphore")) {
+            int leases = Integer.parseInt(spec.get("leases"));
+            return (client, path) -> {
+                InterProcessSemaphoreV2 semaphore = new InterProcessSemaphoreV2(client, path, leases);
+                return () -> {
+                    Lease lease = semaphore.acquire(ACQUIRE_TIMEOUT_S, TimeUnit.SECONDS);
+                    if (lease == null) throw notAcquired();
+                    return () -> semaphore.returnLease(lease);
+                };
+            };
+        }
+        if (!spec.containsKey("read_ratio")) {
+            return (client, path) -> {
+                InterProcessMutex mutex = new InterProcessMutex(client, path);
+                return () -> {
+                    acquire(mutex);
+                    return mutex::release;
+                };
+            };
+        }
+        double readRatio = Double.parseDouble(spec.get("read_ratio"));
+        return (client, path) -> {
+            InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, path);
+            return () -> {
+                InterProcessMutex lock = ThreadLocalRandom.current().nextDouble() < readRatio ? rw.readLock() : rw.writeLock();
+                acquire(lock);
+                return lock::release;
+            };
+        };
+    }
+
+    /**
+     * This program's own count of a semaphore's holders, independent of Curator: a session enters
+     * after acquire returns and leaves before it returns the lease, holding hold_ms between so
+     * that the leases fill and an over-full semaphore would show.
+     */
+    private static final class HolderCount {
+        private final AtomicInteger now = new AtomicInteger();
+        private final AtomicInteger most = new AtomicInteger();
+        private final long holdMs;
+
+        HolderCount(long holdMs) {
+            this.holdMs = holdMs;
+        }
+
+        void hold() throws InterruptedException {
+            most.accumulateAndGet(now.incrementAndGet(), Math::max);
+            Thread.sleep(holdMs);
+            now.decrementAndGet();
+        }
     }
 
     private static String contend(Map<String, String> spec) throws Exception {
         int sessions = Integer.parseInt(spec.get("sessions"));
         int locks = Integer.parseInt(spec.get("locks"));
         long durationMs = Long.parseLong(spec.get("duration_ms"));
-        double readRatio = spec.containsKey("read_ratio") ? Double.parseDouble(spec.get("read_ratio")) : -1;
+        Contenders contenders = contenders(spec);
+        boolean counted = spec.get("scenario").equals("semaphore");
         List<CuratorFramework> clients = new ArrayList<>();
         try {
             for (int i = 0; i < sessions; i++) clients.add(connect(spec.get("hosts")));
-            round(clients, spec.get("root") + "/warmup", locks, WARMUP_MS, readRatio, null, new int[sessions]);
+            round(clients, spec.get("root") + "/warmup", locks, WARMUP_MS, contenders, null, new int[sessions], counted ? holderCounts(locks, spec) : null);
             List<double[]> events = new ArrayList<>();
             int[] counts = new int[sessions];
+            HolderCount[] holders = counted ? holderCounts(locks, spec) : null;
             String before = mntr(spec);
             long cpu0 = cpuNanos();
             long t0 = System.nanoTime();
-            round(clients, spec.get("root"), locks, durationMs, readRatio, events, counts);
+            round(clients, spec.get("root"), locks, durationMs, contenders, events, counts, holders);
             long wall = System.nanoTime() - t0;
             long cpu = cpuNanos() - cpu0;
             String after = mntr(spec);
             int total = 0;
             for (int c : counts) total += c;
-            return json(total, wall, cpu, counts, events, before, after);
+            Integer most = holders == null ? null : Arrays.stream(holders).mapToInt(h -> h.most.get()).max().orElse(0);
+            return json(total, wall, cpu, counts, events, most, before, after);
         } finally {
             for (CuratorFramework client : clients) client.close();
         }
     }
 
-    /** Every session loops acquire → release on its lock until the time is up; events and counts may be null. */
-    private static void round(List<CuratorFramework> clients, String root, int locks, long durationMs, double readRatio, List<double[]> events, int[] counts)
+    private static HolderCount[] holderCounts(int locks, Map<String, String> spec) {
+        HolderCount[] holders = new HolderCount[locks];
+        for (int i = 0; i < locks; i++) holders[i] = new HolderCount(Long.parseLong(spec.get("hold_ms")));
+        return holders;
+    }
+
+    /** Every session loops acquire → release on its lock until the time is up; events and holders may be null. */
+    private static void round(
+            List<CuratorFramework> clients, String root, int locks, long durationMs, Contenders contenders, List<double[]> events, int[] counts, HolderCount[] holders)
             throws Exception {
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
@@ -117,16 +209,16 @@ public final class CuratorBench {
         for (int i = 0; i < clients.size(); i++) {
             int session = i;
             String path = root + "/lock-" + (i % locks);
-            InterProcessReadWriteLock rw = readRatio < 0 ? null : new InterProcessReadWriteLock(clients.get(i), path);
-            InterProcessMutex mutex = readRatio < 0 ? new InterProcessMutex(clients.get(i), path) : null;
+            Contended contended = contenders.make(clients.get(i), path);
+            HolderCount holder = holders == null ? null : holders[i % locks];
             Thread thread = new Thread(() -> {
                 try {
                     start.await();
                     while (System.nanoTime() < deadline[0]) {
-                        InterProcessMutex lock = rw == null ? mutex : ThreadLocalRandom.current().nextDouble() < readRatio ? rw.readLock() : rw.writeLock();
-                        acquire(lock);
+                        Held held = contended.acquire();
                         double acquired = System.nanoTime() / 1e6;
                         counts[session]++;
+                        if (holder != null) holder.hold();
                         double releasing = System.nanoTime() / 1e6;
                         if (events != null) {
                             synchronized (events) {
@@ -134,7 +226,7 @@ public final class CuratorBench {
                                 events.add(new double[] {1, releasing, session});
                             }
                         }
-                        lock.release();
+                        held.release();
                     }
                 } catch (Exception e) {
                     synchronized (failures) {
@@ -163,7 +255,7 @@ public final class CuratorBench {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events, String mntrBefore, String mntrAfter) {
+    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events, Integer maxHolders, String mntrBefore, String mntrAfter) {
         StringBuilder out = new StringBuilder();
         out.append("{\"ops\":").append(ops).append(",\"wall_ms\":").append(wallNanos / 1e6).append(",\"cpu_us\":").append(cpuNanos / 1e3);
         if (perSession != null) {
@@ -179,6 +271,7 @@ public final class CuratorBench {
             }
             out.append(']');
         }
+        if (maxHolders != null) out.append(",\"max_holders\":").append(maxHolders);
         out.append(",\"mntr_before\":").append(jsonString(mntrBefore)).append(",\"mntr_after\":").append(jsonString(mntrAfter));
         return out.append('}').toString();
     }

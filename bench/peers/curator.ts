@@ -1,7 +1,7 @@
 import { delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { classDirFor, compileJava, curatorClasspath, javaTools } from '../../chaos/peers/java.js';
-import type { PeerResult } from './peer-run.js';
+import type { PeerContention, PeerResult } from './peer-run.js';
 import { runPeer } from './peer-run.js';
 
 const SOURCE = fileURLToPath(new URL('./CuratorBench.java', import.meta.url));
@@ -13,7 +13,7 @@ const JVM_OPTIONS = ['-Xms128m', '-Xmx512m'];
 
 export type CuratorSpec =
   | { scenario: 'mutex'; root: string; ops: number; warmup: number }
-  | { scenario: 'contend'; root: string; sessions: number; locks: number; durationMs: number; readRatio?: number };
+  | PeerContention;
 
 /** Compiles the Curator side (cached); the reason when it cannot run here (its column is then left empty). */
 export async function curatorUnavailable(): Promise<string | undefined> {
@@ -29,8 +29,8 @@ export async function curatorUnavailable(): Promise<string | undefined> {
 export async function runCurator(connectString: string, spec: CuratorSpec): Promise<PeerResult> {
   const { java } = await javaTools();
   const classpath = [classDirFor(SOURCE), ...curatorClasspath()].join(delimiter);
-  const { durationMs, readRatio, ...rest } = spec as CuratorSpec & { durationMs?: number; readRatio?: number };
-  const wire: Record<string, string | number | undefined> = { ...rest, hosts: connectString, duration_ms: durationMs, read_ratio: readRatio };
+  const { durationMs, readRatio, holdMs, ...rest } = spec as CuratorSpec & { durationMs?: number; readRatio?: number; holdMs?: number };
+  const wire: Record<string, string | number | undefined> = { ...rest, hosts: connectString, duration_ms: durationMs, read_ratio: readRatio, hold_ms: holdMs };
   const args = Object.entries(wire).flatMap(([key, value]) => (value === undefined ? [] : [`${key}=${value}`]));
   return runPeer(java, [...JVM_OPTIONS, '-cp', classpath, 'CuratorBench', ...args]);
 }

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { PeerResult } from './peer-run.js';
+import type { PeerContention, PeerResult } from './peer-run.js';
 import { runPeer } from './peer-run.js';
 import { runProcess } from '../run-process.js';
 
@@ -12,7 +12,7 @@ export type KazooClientOp = 'getData' | 'setData' | 'createDelete' | 'ephemeralP
 export type KazooSpec =
   | { scenario: 'client'; root: string; op: KazooClientOp; ops: number; depth: number; warmup: number }
   | { scenario: 'mutex'; root: string; ops: number; warmup: number }
-  | { scenario: 'contend'; root: string; sessions: number; locks: number; durationMs: number; readRatio?: number };
+  | PeerContention;
 
 /** Whether the kazoo side can run here; the reason when not (its columns are then left empty). */
 export async function kazooUnavailable(): Promise<string | undefined> {
@@ -26,7 +26,7 @@ export async function kazooUnavailable(): Promise<string | undefined> {
 
 /** Runs one scenario in a fresh Python process against `connectString` and parses its JSON line. */
 export async function runKazoo(connectString: string, spec: KazooSpec): Promise<PeerResult> {
-  const { durationMs, readRatio, ...rest } = spec as KazooSpec & { durationMs?: number; readRatio?: number };
-  const wire = { ...rest, hosts: connectString, duration_ms: durationMs, read_ratio: readRatio ?? null };
+  const { durationMs, readRatio, holdMs, ...rest } = spec as KazooSpec & { durationMs?: number; readRatio?: number; holdMs?: number };
+  const wire = { ...rest, hosts: connectString, duration_ms: durationMs, read_ratio: readRatio ?? null, hold_ms: holdMs ?? null };
   return runPeer(PYTHON, [SCRIPT, JSON.stringify(wire)]);
 }

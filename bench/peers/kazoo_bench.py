@@ -152,11 +152,44 @@ def uncontended(zk, spec):
     return dict(result, mntr_before=before, mntr_after=mntr(spec["hosts"]))
 
 
+class HolderCount:
+    """This script's own count of a semaphore's holders, independent of kazoo: a session enters
+    after acquire() returns and leaves before it calls release(), holding hold_ms between so that
+    the leases fill and an over-full semaphore would show."""
+
+    def __init__(self, ms):
+        self.ms = ms
+        self.guard = threading.Lock()
+        self.now = 0
+        self.most = 0
+
+    def hold(self):
+        with self.guard:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(self.ms / 1000.0)
+        with self.guard:
+            self.now -= 1
+
+
+def picker(zk, path, spec):
+    """What a session acquires next: its Lock, a side of its read/write lock, or its Semaphore."""
+    if spec["scenario"] == "semaphore":
+        return (lambda semaphore: lambda: semaphore)(zk.Semaphore(path, max_leases=spec["leases"]))
+    read_ratio = spec.get("read_ratio")
+    if read_ratio is None:
+        return (lambda lock: lambda: lock)(Lock(zk, path))
+    read, write = ReadLock(zk, path), WriteLock(zk, path)
+    return lambda: read if random.random() < read_ratio else write
+
+
 def contend(hosts, spec):
     """`sessions` clients in threads loop acquire → release for `duration_ms` on `locks` lock paths
-    (session i uses lock i % locks); with read_ratio, each acquisition is a read with that chance."""
-    sessions, locks, read_ratio = spec["sessions"], spec["locks"], spec.get("read_ratio")
-    patched = patch_read_write_deadlock() if read_ratio is not None else None
+    (session i uses lock i % locks); with read_ratio, each acquisition is a read with that chance;
+    scenario "semaphore" loops on semaphores of `leases` leases and counts their holders."""
+    sessions, locks = spec["sessions"], spec["locks"]
+    patched = patch_read_write_deadlock() if spec.get("read_ratio") is not None else None
+    holders = [HolderCount(spec["hold_ms"]) for _ in range(locks)] if spec["scenario"] == "semaphore" else None
     clients = [connect(hosts) for _ in range(sessions)]
     events = []  # [kind, t_ms, session]: kind 0 = acquire resolved, 1 = release called
     counts = [0] * sessions
@@ -164,19 +197,16 @@ def contend(hosts, spec):
     deadline = [0.0]
 
     def worker(i):
-        path = "%s/lock-%d" % (spec["root"], i % locks)
-        zk = clients[i]
-        if read_ratio is None:
-            pick = (lambda lock: lambda: lock)(Lock(zk, path))
-        else:
-            read, write = ReadLock(zk, path), WriteLock(zk, path)
-            pick = lambda: read if random.random() < read_ratio else write
+        pick = picker(clients[i], "%s/lock-%d" % (spec["root"], i % locks), spec)
+        holder = holders[i % locks] if holders else None
         barrier.wait()
         while time.perf_counter() < deadline[0]:
             lock = pick()
             lock.acquire()
             events.append([0, now_ms(), i])
             counts[i] += 1
+            if holder:
+                holder.hold()
             events.append([1, now_ms(), i])
             lock.release()
 
@@ -199,6 +229,8 @@ def contend(hosts, spec):
         "mntr_before": before,
         "mntr_after": mntr(hosts),
     }
+    if holders:
+        result["max_holders"] = max(h.most for h in holders)
     for zk in clients:
         zk.stop()
         zk.close()
@@ -208,7 +240,7 @@ def contend(hosts, spec):
 def main():
     spec = json.loads(sys.argv[1])
     scenario = spec["scenario"]
-    if scenario == "contend":
+    if scenario in ("contend", "semaphore"):
         result = contend(spec["hosts"], spec)
     else:
         zk = connect(spec["hosts"])

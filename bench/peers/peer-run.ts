@@ -6,10 +6,20 @@ import { trafficBetween } from '../server-traffic.js';
 /** [kind, ms, session]: kind 0 = an acquire resolved, 1 = `release()` called (the shape every side records). */
 export type LockEvent = [0 | 1, number, number];
 
+/**
+ * The multi-session scenarios as a peer's process takes them: `contend` loops on Mutexes (or
+ * ReadWriteLocks, with `readRatio`), `semaphore` on semaphores of `leases` leases.
+ */
+export type PeerContention =
+  | { scenario: 'contend'; root: string; sessions: number; locks: number; durationMs: number; readRatio?: number }
+  | { scenario: 'semaphore'; root: string; sessions: number; locks: number; durationMs: number; leases: number; holdMs: number };
+
 /** What a peer's process (kazoo in Python, Curator in a JVM) measured in one scenario. */
 export interface PeerResult extends Measurement {
   perSession?: number[];
   events?: LockEvent[];
+  /** Semaphore scenario: the most sessions that held one semaphore at once, counted by the peer's harness. */
+  maxHolders?: number;
   /** Set when the peer had to be patched to run the scenario at all. */
   note?: string;
   /** What the server counted over the timed window (lock scenarios). */
@@ -23,6 +33,7 @@ interface RawResult {
   cpu_us: number;
   per_session?: number[];
   events?: LockEvent[];
+  max_holders?: number;
   note?: string | null;
   /** The server's `mntr` answers from just before and just after the timed window. */
   mntr_before?: string;
@@ -41,5 +52,5 @@ export async function runPeer(file: string, args: readonly string[]): Promise<Pe
     throw new Error(`${file} printed no result line: ${last.slice(0, 200)}`, { cause: error });
   }
   const server = raw.mntr_before !== undefined && raw.mntr_after !== undefined ? trafficBetween(raw.mntr_before, raw.mntr_after) : undefined;
-  return { ops: raw.ops, wallMs: raw.wall_ms, cpuUs: raw.cpu_us, perSession: raw.per_session, events: raw.events, note: raw.note ?? undefined, server };
+  return { ops: raw.ops, wallMs: raw.wall_ms, cpuUs: raw.cpu_us, perSession: raw.per_session, events: raw.events, maxHolders: raw.max_holders, note: raw.note ?? undefined, server };
 }
