@@ -361,7 +361,8 @@ describe('fair mutex', () => {
     await eventually(async () => (await zk.children(path)).length === 3, ROUND_TRIPS_MS, 'two waiters queued');
     // The last follows the first waiter and the holder while it waits for the second waiter.
     let held = false;
-    const last = new Mutex(waiterClients[2]!, path).acquire({ timeout: WAITER_TIMEOUT_MS });
+    let wakes = 0;
+    const last = new Mutex(waiterClients[2]!, path, { onWake: () => wakes++ }).acquire({ timeout: WAITER_TIMEOUT_MS });
     void last.then(() => (held = true));
     await eventually(async () => (await zk.children(path)).length === 4, ROUND_TRIPS_MS, 'the last waiter queued');
     for (const controller of leave) {
@@ -369,6 +370,9 @@ describe('fair mutex', () => {
       await sleep(300);
     }
     for (const outcome of await Promise.all(leaving)) assert.ok(isLockError('ABORTED')(outcome));
+    // It heard of both (the first by its lookahead, the second as its nearest) and looked again.
+    await eventually(() => wakes >= 2, ROUND_TRIPS_MS, 'the last waiter heard both leave');
+    await sleep(300);
     assert.equal(held, false, 'the last waiter still waits');
     assert.ok(await zk.admin.exists(holder.node), 'while the holder holds');
     await holder.release();

@@ -19,6 +19,16 @@ function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
+/** The multiRead opcode (protocol/opcodes.ts). */
+const MULTI_READ = 22;
+
+/** The opcode of each whole request frame in `chunk` (length, xid, type, ...), as the client writes them. */
+function requestTypes(chunk: Buffer): number[] {
+  const types: number[] = [];
+  for (let at = 0; at + 12 <= chunk.length; at += 4 + chunk.readInt32BE(at)) types.push(chunk.readInt32BE(at + 8));
+  return types;
+}
+
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 }
@@ -172,11 +182,11 @@ describe('queue lock promises', () => {
 
   describe('a deadline passing during the check after a wake', () => {
     /**
-     * A holder, then a second contender, then the subject, which watches the second (and, with
-     * its lookahead, the holder: the holder's name goes upstream once). When the second gives up,
-     * the subject wakes and checks whether the holder is still there (the holder's name goes
-     * upstream again): at that moment the caller's signal aborts, or the replies are delayed past
-     * the subject's timeout.
+     * A holder, then a second contender, then the subject, which watches the second (a writer
+     * also follows the holder with a watch of its own). When the second gives up, the subject
+     * wakes and checks whether the holder is still there (a multiRead naming the holder goes
+     * upstream): at that moment the caller's signal aborts, or the replies are delayed past the
+     * subject's timeout.
      */
     async function failDuringCheck(recipe: QueueRecipe, path: string, how: 'timeout' | 'abort'): Promise<unknown> {
       const queue = recipe.queue(path);
@@ -188,19 +198,14 @@ describe('queue lock promises', () => {
       const { client, proxy } = await zk.viaProxy({ sessionTimeout: SUBJECT_SESSION });
       const caller = new AbortController();
       let checked = false;
-      let armed = false;
-      let lookahead = false;
       const unsubscribe = proxy.onChunk((event) => {
-        if (checked || event.direction !== 'upstream' || !event.chunk.includes(holderName)) return;
-        if (!armed) return void (lookahead = true);
+        if (checked || event.direction !== 'upstream' || !event.chunk.includes(holderName) || !requestTypes(event.chunk).includes(MULTI_READ)) return;
         checked = true;
         if (how === 'abort') caller.abort(new Error('caller gave up'));
         else proxy.latency('downstream', DELAY);
       });
       const attempt = rejectionOf(recipe.subject(client, path, how === 'abort' ? { signal: caller.signal } : { timeout: TIMEOUT }));
       await eventually(async () => (await zk.children(queue)).length === 3, 10_000, 'subject queued');
-      await eventually(() => lookahead, 10_000, 'the subject follows the holder too');
-      armed = true;
       secondGivesUp.abort();
       assert.ok(isLockError('ABORTED')(await within(second, 30_000, 'the second contender gives up')));
       const error = await within(attempt, TIMEOUT + DELAY + 30_000, 'the subject gives up');
