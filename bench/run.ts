@@ -24,11 +24,18 @@ import type { Report, Row } from './report.js';
 import { renderTable, writeReport } from './report.js';
 
 /**
- * The harness's JVM defaults are for many short test servers (C1 only, 256 MB heap). A benchmark
- * runs one server for minutes with a thousand waiters: let C2 compile the hot paths and give the
- * heap room. The harness appends user jvmArgs last, so these win.
+ * The server as a packaged install runs it. Debian's zoo.cfg says tickTime=2000 and its
+ * JAVA_OPTS is empty, so the JVM chooses: G1 on a machine of two or more cores and memory, both
+ * JIT tiers, an initial heap of 1/64 of the memory and a maximum of 1/4. The harness's defaults
+ * are for many short test servers (serial GC, C1 only, 256 MB); it appends user jvmArgs last,
+ * so these undo them.
  */
-const BENCH_JVM_ARGS = ['-XX:TieredStopAtLevel=4', '-Xms256m', '-Xmx512m'];
+const PACKAGED_TICK_MS = 2000;
+
+function packagedJvmArgs(): string[] {
+  const mb = Math.floor(os.totalmem() / 2 ** 20);
+  return ['-XX:+UseG1GC', '-XX:TieredStopAtLevel=4', `-Xms${Math.floor(mb / 64)}m`, `-Xmx${Math.floor(mb / 4)}m`];
+}
 
 /** statfs type of tmpfs: memory, where an fsync costs nothing. */
 const TMPFS_MAGIC = 0x01021994;
@@ -40,13 +47,15 @@ const TMPFS_MAGIC = 0x01021994;
  * server options and a note saying which it is.
  */
 async function serverSettings(config: BenchConfig): Promise<{ options: ZooKeeperServerOptions; note: string }> {
-  if (!config.fsync) return { options: { jvmArgs: BENCH_JVM_ARGS }, note: `server: forceSync=no (--no-fsync), dataDir under ${os.tmpdir()}` };
+  const packaged = { tickTime: PACKAGED_TICK_MS, jvmArgs: packagedJvmArgs() };
+  const setup = `tickTime=${packaged.tickTime}, JVM ${packaged.jvmArgs.join(' ')} (the JVM's own defaults on this machine, as Debian's empty JAVA_OPTS leaves them)`;
+  if (!config.fsync) return { options: packaged, note: `server: ${setup}, forceSync=no (--no-fsync), dataDir under ${os.tmpdir()}` };
   const dir = fileURLToPath(new URL('./results/', import.meta.url));
   await mkdir(dir, { recursive: true });
   const onTmpfs = (await statfs(dir)).type === TMPFS_MAGIC;
   return {
-    options: { jvmArgs: BENCH_JVM_ARGS, config: { forceSync: 'yes' }, tempDir: dir },
-    note: `server: forceSync=yes, dataDir under ${dir}${onTmpfs ? ' — on tmpfs, so fsync costs nothing here: not a production measurement' : ' (on disk)'}`,
+    options: { ...packaged, config: { forceSync: 'yes' }, tempDir: dir },
+    note: `server: ${setup}, forceSync=yes, dataDir under ${dir}${onTmpfs ? ' — on tmpfs, so fsync costs nothing here: not a production measurement' : ' (on disk)'}`,
   };
 }
 
