@@ -44,10 +44,16 @@ class HolderCount {
 
   async hold(ms: number): Promise<void> {
     this.most = Math.max(this.most, ++this.now);
-    await sleep(ms);
+    // Node's timers count whole milliseconds of loop time and may fire early by a fraction of
+    // one; the JVM and Python sleep at least as long as asked: top up to the full hold.
+    const until = performance.now() + ms;
+    while (performance.now() < until) await sleep(Math.max(1, until - performance.now()));
     this.now--;
   }
 }
+
+/** As CuratorBench.java's ACQUIRE_TIMEOUT_S and kazoo_bench.py's. */
+const ACQUIRE_TIMEOUT_MS = 60_000;
 
 /**
  * `sessions` zklock clients in this process loop acquire → release (no hold time; with `leases`,
@@ -67,7 +73,8 @@ export async function contendZklock(bench: Bench, root: string, spec: Contention
         await Promise.all(
           pickers.map(async (pick, i) => {
             while (performance.now() < deadline) {
-              const lease = await pick().acquire();
+              // Bounded as the peers' sides are: a lock not had by then means the run is broken.
+              const lease = await pick().acquire({ timeout: ACQUIRE_TIMEOUT_MS });
               events.push([0, performance.now(), i]);
               perSession[i]!++;
               if (holders) await holders[i % spec.locks]!.hold(spec.holdMs ?? 0);
@@ -87,7 +94,7 @@ export async function contendZklock(bench: Bench, root: string, spec: Contention
 
 /** What a session contends for, one acquisition at a time: a Mutex, a side of a ReadWriteLock, or a Semaphore. */
 interface Contended {
-  acquire(): Promise<Lease>;
+  acquire(options: { timeout: number }): Promise<Lease>;
 }
 
 function lockPicker(client: ZooKeeperClient, path: string, { readRatio, leases }: ContentionSpec): () => Contended {

@@ -16,10 +16,10 @@ export async function memoryScenarios(bench: Bench): Promise<Row[]> {
   const n = count.toLocaleString('en-US');
   const row = (scenario: string, value: number): Row => ({ group: 'memory', scenario, unit: 'B', better: 'lower', samples: { zklock: { value, detail: result } } });
   return [
-    row(`heap per lease: 1 session holding ${n} Mutexes (${Math.round(result.acquireMs!)} ms to acquire, 100 at a time)`, result.bytesPerLease!),
+    row(`heap per lease: 1 session holding ${n} Mutexes (acquired 100 at a time)`, result.bytesPerLease!),
     {
       ...row(`heap per waiter: 1 session waiting in ${n} queues, each behind another session's lease`, result.bytesPerWaiter!),
-      note: `memory: heap (V8 used heap + ArrayBuffers, after gc()) in a child process, before and after; the Mutex objects count, as a user keeps them; waiters counted once every queue held them and the server held ${result.serverWatchesPerWaiter!.toFixed(2)} watches per waiter; every queue was empty after the releases`,
+      note: `memory: heap (V8 used heap + ArrayBuffers, after gc()) in a child process, before and after; the Mutex objects count, as a user keeps them; waiters counted once every queue held them and the server held ${result.serverWatchesPerWaiter!.toFixed(2)} watches per waiter; every queue was empty after the releases; the ${n} leases took ${Math.round(result.acquireMs!)} ms to acquire`,
     },
   ];
 }

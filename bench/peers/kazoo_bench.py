@@ -21,6 +21,10 @@ SESSION_TIMEOUT_S = 30.0
 SMALL = b"x" * 16
 
 
+# Far beyond any handoff here (as CuratorBench.java's).
+ACQUIRE_TIMEOUT_S = 60
+
+
 def connect(hosts):
     zk = KazooClient(hosts=hosts, timeout=SESSION_TIMEOUT_S)
     zk.start(timeout=30)
@@ -196,29 +200,43 @@ def contend(hosts, spec):
     barrier = threading.Barrier(sessions + 1)
     deadline = [0.0]
 
+    failures = []
+
     def worker(i):
         pick = picker(clients[i], "%s/lock-%d" % (spec["root"], i % locks), spec)
         holder = holders[i % locks] if holders else None
-        barrier.wait()
-        while time.perf_counter() < deadline[0]:
-            lock = pick()
-            lock.acquire()
-            events.append([0, now_ms(), i])
-            counts[i] += 1
-            if holder:
-                holder.hold()
-            events.append([1, now_ms(), i])
-            lock.release()
+        try:
+            barrier.wait()
+            while time.perf_counter() < deadline[0]:
+                lock = pick()
+                # Bounded as Curator's side is: a lock not had by then means the run is broken.
+                if not lock.acquire(timeout=ACQUIRE_TIMEOUT_S):
+                    raise RuntimeError("not acquired within %d s" % ACQUIRE_TIMEOUT_S)
+                events.append([0, now_ms(), i])
+                counts[i] += 1
+                if holder:
+                    holder.hold()
+                events.append([1, now_ms(), i])
+                lock.release()
+        except Exception as error:  # reported by the main thread; the others stop at the barrier or the deadline
+            failures.append(error)
+            barrier.abort()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(sessions)]
+    # Read before any thread starts: a failure here must not leave threads waiting at the barrier.
+    before = mntr(hosts)
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(sessions)]
     for t in threads:
         t.start()
-    before = mntr(hosts)
     deadline[0] = time.perf_counter() + spec["duration_ms"] / 1000.0
     cpu0, t0 = time.process_time(), time.perf_counter()
-    barrier.wait()
+    try:
+        barrier.wait()
+    except threading.BrokenBarrierError:
+        pass
     for t in threads:
         t.join()
+    if failures:
+        raise failures[0]
     result = {
         "ops": sum(counts),
         "wall_ms": (time.perf_counter() - t0) * 1000.0,
