@@ -262,7 +262,7 @@ describe('queue lock promises', () => {
     // Staged from a timer callback: Node runs the timers that fell due during the stall only
     // after the next socket read, as after a SIGCONT. The server is held for that first
     // millisecond so that its reply arrives during the stall, not before it.
-    ours.exists = ((node: string, options?: Parameters<typeof original>[1]) => {
+    ours.exists = (node, options) => {
       if (!stalled && node.startsWith(`${path}/a/`)) {
         stalled = true;
         process.kill(server, 'SIGSTOP');
@@ -272,7 +272,7 @@ describe('queue lock promises', () => {
         }, 0);
       }
       return original(node, options);
-    }) as typeof ours.exists;
+    };
     const multi = await within(new MultiLock([new Mutex(ours, `${path}/a`), new Mutex(ours, `${path}/b`)]).acquire({ timeout: 30_000 }), 40_000, 'multi-lock acquires');
     // Read at once, before a timer could catch up: what the caller gets must be held.
     const heldOnArrival = multi.held;
