@@ -1,8 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import type { Bench } from './context.js';
-import { percentile, sleep } from './measure.js';
+import { percentile } from './measure.js';
 import { connectZklock } from './peers/ops-client.js';
 import type { Row } from './report.js';
+
+const EVENT_TIMEOUT_MS = 10_000;
 
 /**
  * A reference for handoffs on this server: one commit (a delete, fsynced) and the one watch
@@ -12,8 +14,6 @@ import type { Row } from './report.js';
  * (the re-queueing creates), so a contended handoff sits above it; the contended handoff p50 is
  * noted against it.
  */
-const EVENT_TIMEOUT_MS = 10_000;
-
 export async function handoffLimit(bench: Bench): Promise<Row[]> {
   const [holder, waiter] = await Promise.all([connectZklock(bench.connectString), connectZklock(bench.connectString)]);
   try {
@@ -29,7 +29,9 @@ export async function handoffLimit(bench: Bench): Promise<Row[]> {
       const calledAt = performance.now();
       const deleted = holder.delete(path);
       // The delete's own failure, or an event that never comes, ends the row rather than the wait.
-      const at = await Promise.race([event, deleted.then(() => event), sleep(EVENT_TIMEOUT_MS).then(() => Promise.reject(new Error(`no watch event within ${EVENT_TIMEOUT_MS} ms of a delete`)))]);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no watch event within ${EVENT_TIMEOUT_MS} ms of a delete`)), EVENT_TIMEOUT_MS)));
+      const at = await Promise.race([event, late, deleted.then(() => event)]).finally(() => clearTimeout(timer));
       await deleted;
       if (i >= warmupOps) times.push(at - calledAt);
     }

@@ -10,7 +10,7 @@ import { connectZklock } from './peers/ops-client.js';
 
 export interface HerdResult {
   waiters: number;
-  /** Watch events all waiters received, per release that had a waiter behind it (goal: exactly 1). */
+  /** Watch events all waiters received, per release that had a waiter behind it (goal: at most 2: the waiter behind, and the one that follows it). */
   wakesPerRelease: number;
   handoff: HandoffSummary;
   /** The server's `Total watches` (wchs) once every waiter is queued. */

@@ -36,6 +36,9 @@ function placeholders<T>(count: number, fill: T): T[] {
   return new Array<T>(count).fill(fill);
 }
 
+/** A waiter with one holder ahead watches that holder's node and its own (contender-queue.ts, watchOwnNode). */
+const WATCHES_PER_WAITER = 2;
+
 /** The server's `Total watches` (wchs). */
 async function serverWatches(port: number): Promise<number> {
   const match = /Total watches:\s*(\d+)/.exec(await fourLetterWord(port, 'wchs'));
@@ -84,12 +87,12 @@ async function main(): Promise<Record<string, number>> {
       waiting[i] = mutex;
       acquires[i] = mutex.acquire();
     }
-    // Queued means: a node behind the holder's in every queue, and the server holding the watch
-    // each waiter set on what it waits for.
+    // Queued means: a node behind the holder's in every queue, and the server holding both
+    // watches each waiter sets (on what it waits for, and on its own node).
     const until = performance.now() + QUEUE_BOUND_MS;
     let watches = 0;
-    while ((watches = (await serverWatches(port)) - watchesBefore) < count) {
-      if (performance.now() > until) throw new Error(`only ${watches} of ${count} waiters watching after ${QUEUE_BOUND_MS} ms`);
+    while ((watches = (await serverWatches(port)) - watchesBefore) < WATCHES_PER_WAITER * count) {
+      if (performance.now() > until) throw new Error(`only ${watches} watches for ${count} waiters after ${QUEUE_BOUND_MS} ms`);
       await sleep(50);
     }
     const sizes = await queueSizes(holder, paths);

@@ -25,7 +25,7 @@ import { renderTable, writeReport } from './report.js';
 
 /**
  * The server as a packaged install runs it. Debian's zoo.cfg says tickTime=2000 and its
- * JAVA_OPTS is empty, so the JVM chooses: G1 on a machine of two or more cores and memory, both
+ * JAVA_OPTS is empty, so the JVM chooses: G1 on a machine of two or more cores and 2 GB, both
  * JIT tiers, an initial heap of 1/64 of the memory and a maximum of 1/4. The harness's defaults
  * are for many short test servers (serial GC, C1 only, 256 MB); it appends user jvmArgs last,
  * so these undo them (the serial collector explicitly: the JVM refuses two).

@@ -14,7 +14,6 @@ export type Mutex = Zklock.Mutex;
 export const Mutex = built.Mutex;
 export type ReadWriteLock = Zklock.ReadWriteLock;
 export const ReadWriteLock = built.ReadWriteLock;
-export type QueueLock = Zklock.QueueLock;
 export type Semaphore = Zklock.Semaphore;
 export const Semaphore = built.Semaphore;
 export type Lease = Zklock.Lease;

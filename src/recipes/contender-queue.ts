@@ -57,7 +57,8 @@ export class NotAcquired extends Error {}
  * requests run in order, so it already contains our node). Nodes ahead of us can only go away,
  * so that first listing bounds all our waiting: we watch the nearest blocker, and when it goes we
  * check the rest of the listing in one round trip and watch the nearest one still there, until
- * none is left.
+ * none is left. An exclusive waiter near the front follows the rest meanwhile (queue-lookahead.ts)
+ * and, when it already knows they are gone, holds without that check.
  *
  * On timeout or abort our node is deleted before the rejection; when the session expires while
  * waiting we queue again at the back with the new session while the deadline allows.

@@ -1,6 +1,7 @@
 /**
  * The lock path's data as a handoff record. A waiter reads the lock path when its nearest blocker
- * (a zklock holder of the exclusive lock) goes and others were ahead of it too. If the data names
+ * (a zklock holder of the exclusive lock) goes and others were ahead of it too, unless its
+ * lookahead (queue-lookahead.ts) already knows they are gone. If the data names
  * the node it watched, that node held the lock, so everything that was ahead of it is gone for
  * good, and the waiter holds the lock without checking each node of its first listing (a cost
  * that grows with the queue). A waiter that read the lock path this way, once it holds the

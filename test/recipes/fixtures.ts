@@ -125,7 +125,7 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
 }
 
 /** The requests a client sends that read or write the tree (its heartbeat's syncs apart). */
-export const TREE_REQUESTS = ['create', 'delete', 'exists', 'getData', 'setData', 'getChildren', 'multi', 'multiRead', 'setACL', 'removeWatcher'] as const;
+const TREE_REQUESTS = ['create', 'delete', 'exists', 'getData', 'setData', 'getChildren', 'multi', 'multiRead', 'setACL', 'removeWatcher'] as const;
 
 /** Calls `record` with the method and first argument (a path, or a multi's ops) of every call of `methods` on `client` from now on. */
 function onCalls(client: ZooKeeperClient, methods: readonly (typeof TREE_REQUESTS)[number][], record: (method: string, path: string) => void): void {
