@@ -7,7 +7,7 @@ import { nzkOps } from './peers/nzk.js';
 import type { OpsClient } from './peers/ops-client.js';
 import { zklockOps } from './peers/ops-client.js';
 import type { Peer, Row, Sample } from './report.js';
-import { sampleOf, speedup } from './report.js';
+import { OTHER_LIBRARIES, sampleOf, speedup } from './report.js';
 
 export const SMALL = Buffer.alloc(16, 'x');
 
@@ -82,7 +82,7 @@ export async function clientScenarios(bench: Bench): Promise<Row[]> {
 export async function measuredSamples(bench: Bench, runs: Partial<Record<Peer, () => Promise<Measurement>>>): Promise<Partial<Record<Peer, Sample>>> {
   const skipped = (peer: string): boolean => (peer === 'kazoo' && !bench.kazoo) || (peer === 'curator' && !bench.curator);
   const wanted = Object.fromEntries(Object.entries(runs).filter(([peer]) => !skipped(peer))) as Partial<Record<Peer, () => Promise<Measurement>>>;
-  const medians = await medianRuns<Peer>(bench.config.rounds, wanted);
+  const medians = await medianRuns<Peer>(bench.config.rounds, wanted, OTHER_LIBRARIES);
   return Object.fromEntries(Object.entries(medians).map(([peer, m]) => [peer, sampleOf(m)]));
 }
 

@@ -14,7 +14,7 @@ import { nzkOps } from './peers/nzk.js';
 import type { OpsClient } from './peers/ops-client.js';
 import { connectZklock, zklockOps } from './peers/ops-client.js';
 import type { Peer, Row, Sample } from './report.js';
-import { sampleOf, speedup } from './report.js';
+import { OTHER_LIBRARIES, sampleOf, speedup } from './report.js';
 import type { ServerTraffic } from './server-traffic.js';
 import { trafficRows, withTraffic } from './server-traffic.js';
 
@@ -164,7 +164,7 @@ async function contended(bench: Bench, name: string, label: string, spec: Conten
     zklock: () => contendZklock(bench, rootOf('zklock'), spec),
     ...(bench.curator ? { curator: () => runCurator(bench.connectString, peerSpec('curator')) } : {}),
     ...(bench.kazoo ? { kazoo: () => runKazoo(bench.connectString, peerSpec('kazoo')) } : {}),
-  });
+  }, OTHER_LIBRARIES);
   const per = (f: (r: Contention | PeerResult) => number, extra?: (median: number, rounds: readonly (Contention | PeerResult)[]) => Partial<Sample>): Partial<Record<Peer, Sample>> =>
     Object.fromEntries(
       [...runs].map(([peer, rounds]) => {

@@ -39,27 +39,41 @@ export async function inFlight(total: number, depth: number, op: (i: number, wor
   );
 }
 
+/** Why a contestant allowed to fail was left out of a row (its process died, say): the report's notes. */
+export const leftOut: string[] = [];
+
 /**
  * Runs each contestant `rounds` times, taking turns (a, b, c, b, c, a, …) so that slow phases of
- * a shared machine hit everyone alike; returns every run of each.
+ * a shared machine hit everyone alike; returns every run of each. A contestant named in `mayFail`
+ * (a peer) whose run throws is left out of the row, its other rounds too, and the reason goes to
+ * `leftOut`: one peer's failure does not cost the whole run. Anyone else's failure ends it.
  */
-export async function takeTurns<K extends string, R>(rounds: number, contestants: Partial<Record<K, () => Promise<R>>>): Promise<Map<K, R[]>> {
+export async function takeTurns<K extends string, R>(rounds: number, contestants: Partial<Record<K, () => Promise<R>>>, mayFail: ReadonlySet<string> = new Set()): Promise<Map<K, R[]>> {
   const runs = new Map<K, R[]>();
+  const out = new Set<K>();
   const entries = Object.entries(contestants) as [K, () => Promise<R>][];
   for (let round = 0; round < rounds; round++) {
     // Who goes first changes every round, so nobody always runs right after a heavy neighbour.
     const order = [...entries.slice(round % entries.length), ...entries.slice(0, round % entries.length)];
     for (const [name, run] of order) {
-      runs.set(name, [...(runs.get(name) ?? []), await run()]);
+      if (out.has(name)) continue;
+      try {
+        runs.set(name, [...(runs.get(name) ?? []), await run()]);
+      } catch (error) {
+        if (!mayFail.has(name)) throw error;
+        out.add(name);
+        runs.delete(name);
+        leftOut.push(`${name}, round ${round + 1}: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`);
+      }
     }
   }
   return runs;
 }
 
 /** {@link takeTurns}, keeping each contestant's median run by throughput. */
-export async function medianRuns<K extends string>(rounds: number, contestants: Partial<Record<K, () => Promise<Measurement>>>): Promise<Partial<Record<K, Measurement>>> {
+export async function medianRuns<K extends string>(rounds: number, contestants: Partial<Record<K, () => Promise<Measurement>>>, mayFail?: ReadonlySet<string>): Promise<Partial<Record<K, Measurement>>> {
   const medians: Partial<Record<K, Measurement>> = {};
-  for (const [name, list] of await takeTurns(rounds, contestants)) {
+  for (const [name, list] of await takeTurns(rounds, contestants, mayFail)) {
     const sorted = [...list].sort((a, b) => perSecond(a) - perSecond(b));
     medians[name] = sorted[Math.floor(sorted.length / 2)]!;
   }

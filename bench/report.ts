@@ -9,6 +9,8 @@ export type Peer = 'zklock' | 'curator' | 'nzk' | 'kazoo';
 export const PEERS: readonly Peer[] = ['zklock', 'curator', 'nzk', 'kazoo'];
 /** The peers zklock is compared with, in the table's ratio columns. */
 const OTHERS = ['curator', 'nzk', 'kazoo'] as const;
+/** The same, for takeTurns: a row goes on without one of them whose run failed. */
+export const OTHER_LIBRARIES: ReadonlySet<string> = new Set(OTHERS);
 
 /** One measured value; `cpuUsPerOp` is the client process's CPU per operation. */
 export interface Sample {

@@ -15,6 +15,7 @@ import type { Bench } from './context.js';
 import type { BenchConfig } from './config.js';
 import { frameDecoderRows } from './frame-decoder.js';
 import { lockScenarios } from './lock-scenarios.js';
+import { leftOut } from './measure.js';
 import { memoryScenarios } from './memory.js';
 import { overloadScenarios } from './overload.js';
 import { curatorUnavailable } from './peers/curator.js';
@@ -117,6 +118,7 @@ async function main(): Promise<void> {
 
   // A note several rows share (how they were measured) is printed once.
   notes.push(...new Set(rows.flatMap((row) => (row.note ? [row.note] : []))));
+  notes.push(...leftOut.map((why) => `left out of a row after its run failed: ${why}`));
   const report: Report = {
     startedAt,
     config: { ...config, only: [...config.only] },
