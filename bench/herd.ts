@@ -7,6 +7,7 @@ import { summarizeHandoffs } from './lock-contention.js';
 import { sleep } from './measure.js';
 import type { LockEvent } from './peers/peer-run.js';
 import { connectZklock } from './peers/ops-client.js';
+import { totalWatches } from './server-traffic.js';
 
 export interface HerdResult {
   waiters: number;
@@ -64,8 +65,7 @@ async function waitForQueue(client: ZooKeeperClient, path: string, size: number)
 async function waitForWatches(bench: Bench, atLeast: number): Promise<number | undefined> {
   let watches: number | undefined;
   for (let attempt = 0; attempt < 100; attempt++) {
-    const match = /Total watches:\s*(\d+)/.exec(await bench.fourLetterWord('wchs'));
-    watches = match ? Number(match[1]) : undefined;
+    watches = totalWatches(await bench.fourLetterWord('wchs'));
     if (watches === undefined || watches >= atLeast) return watches;
     await sleep(50);
   }

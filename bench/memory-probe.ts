@@ -25,6 +25,7 @@ import { inFlight, sleep } from './measure.js';
 import { connectZklock } from './peers/ops-client.js';
 import type { ZooKeeperClient } from './zklock.js';
 import { Mutex } from './zklock.js';
+import { totalWatches } from './server-traffic.js';
 
 type Lease = Awaited<ReturnType<Mutex['acquire']>>;
 
@@ -41,9 +42,9 @@ const WATCHES_PER_WAITER = 2;
 
 /** The server's `Total watches` (wchs). */
 async function serverWatches(port: number): Promise<number> {
-  const match = /Total watches:\s*(\d+)/.exec(await fourLetterWord(port, 'wchs'));
-  if (!match) throw new Error('wchs gave no watch count');
-  return Number(match[1]);
+  const watches = totalWatches(await fourLetterWord(port, 'wchs'));
+  if (watches === undefined) throw new Error('wchs gave no watch count');
+  return watches;
 }
 
 /** Contenders queued on each path (the holder's client asks, in flight). */

@@ -14,6 +14,12 @@ export interface ServerTraffic {
   readonly watchEvents: number;
 }
 
+/** The server's `Total watches` from a `wchs` answer (undefined when it has none). */
+export function totalWatches(wchs: string): number | undefined {
+  const match = /Total watches:\s*(\d+)/.exec(wchs);
+  return match ? Number(match[1]) : undefined;
+}
+
 const PACKETS = 'zk_packets_received';
 const WATCHES_FIRED = ['created', 'deleted', 'changed', 'children'].map((event) => `zk_sum_node_${event}_watch_count`);
 

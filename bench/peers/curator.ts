@@ -2,7 +2,7 @@ import { delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { classDirFor, compileJava, curatorClasspath, javaTools } from '../../chaos/peers/java.js';
 import type { PeerContention, PeerResult } from './peer-run.js';
-import { runPeer } from './peer-run.js';
+import { runPeer, wireSpec } from './peer-run.js';
 
 const SOURCE = fileURLToPath(new URL('./CuratorBench.java', import.meta.url));
 /**
@@ -29,8 +29,6 @@ export async function curatorUnavailable(): Promise<string | undefined> {
 export async function runCurator(connectString: string, spec: CuratorSpec): Promise<PeerResult> {
   const { java } = await javaTools();
   const classpath = [classDirFor(SOURCE), ...curatorClasspath()].join(delimiter);
-  const { durationMs, readRatio, holdMs, ...rest } = spec as CuratorSpec & { durationMs?: number; readRatio?: number; holdMs?: number };
-  const wire: Record<string, string | number | undefined> = { ...rest, hosts: connectString, duration_ms: durationMs, read_ratio: readRatio, hold_ms: holdMs };
-  const args = Object.entries(wire).flatMap(([key, value]) => (value === undefined ? [] : [`${key}=${value}`]));
+  const args = Object.entries(wireSpec(connectString, spec)).map(([key, value]) => `${key}=${value}`);
   return runPeer(java, [...JVM_OPTIONS, '-cp', classpath, 'CuratorBench', ...args]);
 }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { PeerContention, PeerResult } from './peer-run.js';
-import { runPeer } from './peer-run.js';
+import { runPeer, wireSpec } from './peer-run.js';
 import { runProcess } from '../run-process.js';
 
 /** Debian's python3 (with python3-kazoo); the `python3` on PATH may be another interpreter without it. */
@@ -26,7 +26,5 @@ export async function kazooUnavailable(): Promise<string | undefined> {
 
 /** Runs one scenario in a fresh Python process against `connectString` and parses its JSON line. */
 export async function runKazoo(connectString: string, spec: KazooSpec): Promise<PeerResult> {
-  const { durationMs, readRatio, holdMs, ...rest } = spec as KazooSpec & { durationMs?: number; readRatio?: number; holdMs?: number };
-  const wire = { ...rest, hosts: connectString, duration_ms: durationMs, read_ratio: readRatio ?? null, hold_ms: holdMs ?? null };
-  return runPeer(PYTHON, [SCRIPT, JSON.stringify(wire)]);
+  return runPeer(PYTHON, [SCRIPT, JSON.stringify(wireSpec(connectString, spec))]);
 }

@@ -14,6 +14,15 @@ export type PeerContention =
   | { scenario: 'contend'; root: string; sessions: number; locks: number; durationMs: number; readRatio?: number }
   | { scenario: 'semaphore'; root: string; sessions: number; locks: number; durationMs: number; leases: number; holdMs: number };
 
+/** A scenario's spec as the peers' programs take it: snake_case keys, the hosts added, unset ones left out. */
+export function wireSpec(connectString: string, spec: object): Record<string, string | number> {
+  return Object.fromEntries(
+    Object.entries({ ...spec, hosts: connectString })
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => [key.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`), value as string | number]),
+  );
+}
+
 /** What a peer's process (kazoo in Python, Curator in a JVM) measured in one scenario. */
 export interface PeerResult extends Measurement {
   perSession?: number[];
