@@ -104,13 +104,15 @@ function watchOnce(o: QueueWait, path: string, owner: bigint, seen: { data?: Buf
       settle();
     };
     const watcher = (event: WatchEvent): void => {
-      o.onWake?.();
       finish(() => {
         if (event.type === 'deleted') resolve('gone');
         else if (event.type === 'expired') resolve('expired');
         else if (event.type === 'closed') reject(new ZooKeeperError('CLOSED', 'client closed while waiting for the lock', { path: o.lockPath, op: 'acquire' }));
         else resolve('again');
       });
+      // The caller's onWake goes last, inside the watcher, where the client isolates a throw: it
+      // cannot keep the wait from settling.
+      o.onWake?.();
     };
     const onAbort = (): void => {
       finish(() => reject(stop.reason as LockError));

@@ -130,7 +130,12 @@ export class Semaphore {
       if (!queueLease.held) throw sessionLost(this.path);
       let onChange!: (event: WatchEvent) => void;
       const changed = new Promise<WatchEvent>((resolve) => (onChange = resolve));
-      const watcher = (event: WatchEvent): void => onChange(event);
+      // The caller's onWake goes last, inside the watcher, where the client isolates a throw:
+      // it cannot keep the wait from settling nor fail the acquire.
+      const watcher = (event: WatchEvent): void => {
+        onChange(event);
+        this.options.onWake?.();
+      };
       let children: string[];
       try {
         ({ children } = await deadline.race(this.client.getChildren(this.leasesPath, { watch: watcher })));
@@ -149,7 +154,6 @@ export class Semaphore {
       }
       try {
         const event = await deadline.race(changed);
-        this.options.onWake?.();
         if (event.type === 'closed') throw new ZooKeeperError('CLOSED', 'client closed while waiting for a lease', { path: this.path, op: 'acquire' });
       } catch (error) {
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
