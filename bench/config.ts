@@ -49,7 +49,7 @@ export interface BenchConfig {
    * production; false (`--no-fsync`) is the harness's test setting, which skips it.
    */
   readonly fsync: boolean;
-  /** Scenario groups to run (`client`, `lock`, `overload`, `memory`); all when empty. */
+  /** Scenario groups to run (`client`, `lock`, `overload`, `memory`, `profile`); all when empty. */
   readonly only: ReadonlySet<string>;
 }
 
@@ -91,14 +91,14 @@ const FULL = {
   ],
 } as const;
 
-const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload', 'memory']);
+const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload', 'memory', 'profile']);
 
-const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload|memory]
+const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload|memory|profile]
   --quick      short run (about a minute), to check that everything works
   --no-kazoo   skip the Python peer
   --no-curator skip the Java peer (Apache Curator 5.4)
   --no-fsync   the server skips fsync (forceSync=no, data in the temp dir): the test setting
-  --only G     run only scenario group G (client, lock, overload or memory); repeatable`;
+  --only G     run only scenario group G (client, lock, overload, memory or profile); repeatable`;
 
 export function parseArgs(argv: readonly string[]): BenchConfig {
   let quick = false;

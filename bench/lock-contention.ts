@@ -1,11 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import type { Lease, ZooKeeperClient } from './zklock.js';
-import { Mutex, ReadWriteLock, Semaphore } from './zklock.js';
 import type { Bench } from './context.js';
+import type { Contended, NodeLockSession } from './lock-session.js';
 import { measure, percentile, sleep } from './measure.js';
 import type { Measurement } from './measure.js';
 import type { LockEvent } from './peers/peer-run.js';
-import { connectZklock } from './peers/ops-client.js';
 import type { ServerTraffic } from './server-traffic.js';
 import { withTraffic } from './server-traffic.js';
 
@@ -56,12 +54,12 @@ class HolderCount {
 const ACQUIRE_TIMEOUT_MS = 60_000;
 
 /**
- * `sessions` zklock clients in this process loop acquire → release (no hold time; with `leases`,
- * `holdMs` counted by the holder count) for the duration, recording when each acquire
- * resolves and each release is called, on one clock.
+ * `sessions` sessions of a Node library (zklock, or nzk's textbook lock) in this process loop
+ * acquire → release (no hold time; with `leases`, `holdMs` counted by the holder count) for the
+ * duration, recording when each acquire resolves and each release is called, on one clock.
  */
-export async function contendZklock(bench: Bench, root: string, spec: ContentionSpec): Promise<Contention> {
-  const clients = await Promise.all(Array.from({ length: spec.sessions }, () => connectZklock(bench.connectString)));
+export async function contendInProcess(bench: Bench, root: string, spec: ContentionSpec, open: (connectString: string) => Promise<NodeLockSession>): Promise<Contention> {
+  const clients = await Promise.all(Array.from({ length: spec.sessions }, () => open(bench.connectString)));
   try {
     const holders = spec.leases === undefined ? undefined : Array.from({ length: spec.locks }, () => new HolderCount());
     const pickers = clients.map((client, i) => lockPicker(client, `${root}/lock-${i % spec.locks}`, spec));
@@ -92,22 +90,20 @@ export async function contendZklock(bench: Bench, root: string, spec: Contention
   }
 }
 
-/** What a session contends for, one acquisition at a time: a Mutex, a side of a ReadWriteLock, or a Semaphore. */
-interface Contended {
-  acquire(options: { timeout: number }): Promise<Lease>;
-}
-
-function lockPicker(client: ZooKeeperClient, path: string, { readRatio, leases }: ContentionSpec): () => Contended {
+/** What a session acquires next: its Mutex, a side of its ReadWriteLock, or its Semaphore. */
+function lockPicker(session: NodeLockSession, path: string, { readRatio, leases }: ContentionSpec): () => Contended {
   if (leases !== undefined) {
-    const semaphore = new Semaphore(client, path, leases);
+    if (!session.semaphore) throw new Error('this library has no semaphore');
+    const semaphore = session.semaphore(path, leases);
     return () => semaphore;
   }
   if (readRatio === undefined) {
-    const mutex = new Mutex(client, path);
+    const mutex = session.mutex(path);
     return () => mutex;
   }
-  const rw = new ReadWriteLock(client, path);
-  return () => (Math.random() < readRatio ? rw.readLock : rw.writeLock);
+  if (!session.readWrite) throw new Error('this library has no read/write lock');
+  const rw = session.readWrite(path);
+  return () => (Math.random() < readRatio ? rw.read : rw.write);
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload|memory]`:
+ * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload|memory|profile]`:
  * starts a standalone ZooKeeper server with the testing harness, runs the client and lock
  * scenarios for zklock, node-zookeeper-client, kazoo and (lock rows) Curator against it, and zklock's overload
  * and memory scenarios, prints a table and writes bench/results/.
@@ -9,6 +9,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { ZooKeeperServerOptions } from '../src/testing/index.js';
 import { ZooKeeperServer } from '../src/testing/index.js';
+import { SERVER_PID_ENV } from './server-traffic.js';
 import { clientScenarios, warmUpServer } from './client-scenarios.js';
 import { parseArgs } from './config.js';
 import type { Bench } from './context.js';
@@ -18,6 +19,7 @@ import { lockScenarios } from './lock-scenarios.js';
 import { leftOut } from './measure.js';
 import { memoryScenarios } from './memory.js';
 import { overloadScenarios } from './overload.js';
+import { profileScenarios } from './profile.js';
 import { curatorUnavailable } from './peers/curator.js';
 import { kazooUnavailable } from './peers/kazoo.js';
 import { connectZklock } from './peers/ops-client.js';
@@ -79,10 +81,13 @@ async function main(): Promise<void> {
   notes.push(settings.note);
   log(`starting ZooKeeper (${config.mode} run; ${settings.note})…`);
   await using server = await ZooKeeperServer.start(settings.options);
+  // The peers' processes inherit it and read the server's CPU time beside each mntr of theirs.
+  if (server.pid !== undefined) process.env[SERVER_PID_ENV] = String(server.pid);
   const bench: Bench = {
     config,
     connectString: server.connectString,
     fourLetterWord: (word) => server.fourLetterWord(word),
+    serverPid: server.pid,
     root: '/zklock-bench',
     kazoo,
     curator,
@@ -110,6 +115,10 @@ async function main(): Promise<void> {
     rows.push(...(await overloadScenarios(bench)));
     // The decoder's rows need no server: how long a large reply takes to assemble from its chunks.
     rows.push(...frameDecoderRows(config.rounds));
+  }
+  if (wants('profile')) {
+    log('profile…');
+    rows.push(...(await profileScenarios(bench, fileURLToPath(new URL('./results', import.meta.url)))));
   }
   if (wants('memory')) {
     log('memory scenarios…');

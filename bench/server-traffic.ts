@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { Bench } from './context.js';
 import { medianOf } from './measure.js';
 import type { Peer, Row } from './report.js';
@@ -12,6 +13,40 @@ import type { Peer, Row } from './report.js';
 export interface ServerTraffic {
   readonly packets: number;
   readonly watchEvents: number;
+  /** Transaction-log fsyncs (mntr's fsynctime count): one covers every commit batched into it. */
+  readonly fsyncs: number;
+  /** Time those fsyncs took, ms (mntr's fsynctime sum). */
+  readonly fsyncMs: number;
+  /** The server JVM's CPU time (user + system, from /proc), ms; absent where /proc could not be read. */
+  readonly serverCpuMs?: number;
+}
+
+/**
+ * The environment variable naming the server JVM's pid, for the peers' processes, which read its
+ * CPU time from /proc beside each `mntr` they read (see {@link withServerCpu}).
+ */
+export const SERVER_PID_ENV = 'ZKLOCK_BENCH_SERVER_PID';
+/** The line {@link withServerCpu} appends to an `mntr` answer, in mntr's own shape (name, tab, value). */
+const CPU_TICKS = 'zklock_server_cpu_ticks';
+/** /proc counts CPU time in clock ticks of 1/100 s on Linux (sysconf(_SC_CLK_TCK) is 100 on every architecture it runs on here). */
+const MS_PER_TICK = 10;
+
+/** The server JVM's utime + stime in clock ticks (fields 14 and 15 of /proc/<pid>/stat), or undefined without /proc. */
+function serverCpuTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An `mntr` answer with the server's CPU ticks appended, as CuratorBench.java's and kazoo_bench.py's mntr() do. */
+export async function withServerCpu(bench: Bench): Promise<string> {
+  const mntr = await bench.fourLetterWord('mntr');
+  const ticks = bench.serverPid === undefined ? undefined : serverCpuTicks(bench.serverPid);
+  return ticks === undefined ? mntr : `${mntr}${CPU_TICKS}\t${ticks}\n`;
 }
 
 /** The server's `Total watches` from a `wchs` answer (undefined when it has none). */
@@ -34,44 +69,61 @@ function counters(mntr: string): ServerTraffic {
     if (!Number.isFinite(value)) throw new Error(`mntr gave no ${key}`);
     return value;
   };
-  return { packets: read(PACKETS), watchEvents: WATCHES_FIRED.reduce((sum, key) => sum + read(key), 0) };
+  const ticks = values.get(CPU_TICKS);
+  return {
+    packets: read(PACKETS),
+    watchEvents: WATCHES_FIRED.reduce((sum, key) => sum + read(key), 0),
+    fsyncs: read('zk_cnt_fsynctime'),
+    fsyncMs: read('zk_sum_fsynctime'),
+    ...(ticks === undefined ? {} : { serverCpuMs: Number(ticks) * MS_PER_TICK }),
+  };
 }
 
 /** The traffic between two `mntr` answers. */
 export function trafficBetween(before: string, after: string): ServerTraffic {
   const [a, b] = [counters(before), counters(after)];
-  return { packets: b.packets - a.packets, watchEvents: b.watchEvents - a.watchEvents };
+  const cpu = a.serverCpuMs !== undefined && b.serverCpuMs !== undefined ? { serverCpuMs: b.serverCpuMs - a.serverCpuMs } : {};
+  return { packets: b.packets - a.packets, watchEvents: b.watchEvents - a.watchEvents, fsyncs: b.fsyncs - a.fsyncs, fsyncMs: b.fsyncMs - a.fsyncMs, ...cpu };
 }
 
 /** Runs `body` (nothing else talking to the server meanwhile) and adds the server's count of its traffic. */
 export async function withTraffic<T extends object>(bench: Bench, body: () => Promise<T>): Promise<T & { server: ServerTraffic }> {
-  const before = await bench.fourLetterWord('mntr');
+  const before = await withServerCpu(bench);
   const result = await body();
-  return { ...result, server: trafficBetween(before, await bench.fourLetterWord('mntr')) };
+  return { ...result, server: trafficBetween(before, await withServerCpu(bench)) };
 }
 
 const TRAFFIC_NOTE =
-  "server requests and watch events per cycle: the server's mntr read just before and after each timed window (by the benchmark for zklock and nzk, by kazoo's and Curator's own processes for theirs, so their connecting and warm-up fall outside), over the window's cycles; every packet the server received counts: pings, zklock's heartbeat syncs (one per session every sessionTimeout/10) and those of the benchmark's idle sessions";
+  "server requests, watch events, fsyncs and CPU per cycle: the server's mntr (and its JVM's CPU time from /proc) read just before and after each timed window (by the benchmark for zklock and nzk, by kazoo's and Curator's own processes for theirs, so their connecting and warm-up fall outside), over the window's cycles; every packet the server received counts: pings, zklock's heartbeat syncs (one per session every sessionTimeout/10) and those of the benchmark's idle sessions; one fsync covers every commit the server batched into it";
 
 /**
- * "server requests per cycle" (and, with `watches`, "watch events per cycle") for each peer, the
- * median over its rounds with their range; a peer whose runs carry no count is left out.
+ * What the server did per cycle for each peer, the median over its rounds with their range:
+ * requests, fsyncs and the time they took, its CPU, and with `watches` the watch events it sent.
+ * A peer whose runs carry no count is left out of a row.
  */
 export function trafficRows(group: string, label: string, runs: ReadonlyMap<Peer, readonly { ops: number; server?: ServerTraffic | undefined }[]>, watches: boolean): Row[] {
-  const row = (what: string, unit: string, of: (s: ServerTraffic) => number): Row => ({
+  const row = (what: string, unit: string, of: (s: ServerTraffic) => number | undefined): Row => ({
     group,
     scenario: `${label}: ${what}`,
     unit,
     better: 'lower',
     samples: Object.fromEntries(
       [...runs].flatMap(([peer, rounds]) => {
-        const counted = rounds.filter((r) => r.server !== undefined);
-        return counted.length === 0 ? [] : [[peer, medianOf(counted.map((r) => of(r.server!) / r.ops))]];
+        const counted = rounds.flatMap((r) => {
+          const value = r.server && of(r.server);
+          return value === undefined ? [] : [value / r.ops];
+        });
+        return counted.length === 0 ? [] : [[peer, medianOf(counted)]];
       }),
     ),
   });
-  const rows = [row('server requests per cycle (mntr packets received, pings included)', 'requests', (s) => s.packets)];
+  const rows = [
+    row('server requests per cycle (mntr packets received, pings included)', 'requests', (s) => s.packets),
+    ...(watches ? [row('watch events per cycle (mntr watchers fired)', 'events', (s) => s.watchEvents)] : []),
+    row('server fsyncs per cycle', 'fsyncs', (s) => s.fsyncs),
+    row('server fsync time per cycle', 'µs', (s) => s.fsyncMs * 1000),
+    row('server CPU per cycle (its JVM, all threads)', 'µs', (s) => (s.serverCpuMs === undefined ? undefined : s.serverCpuMs * 1000)),
+  ];
   rows[0]!.note = TRAFFIC_NOTE;
-  if (watches) rows.push(row('watch events per cycle (mntr watchers fired)', 'events', (s) => s.watchEvents));
   return rows;
 }

@@ -1,4 +1,6 @@
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -8,6 +10,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
@@ -32,6 +36,8 @@ import org.apache.zookeeper.client.FourLetterWordMain;
  * second of the same to let the JIT compile the paths. scenario=semaphore: the same with an
  * InterProcessSemaphoreV2 of `leases` leases per lock path, and "max_holders" in the JSON: the
  * most sessions this program itself saw holding one semaphore at once (see HolderCount).
+ * scenario=herd: a thousand waiters handed the lock down their queue (see herd()), with
+ * "queued_watches" in the JSON: the server's watch count once they were all queued.
  */
 public final class CuratorBench {
     private static final int SESSION_TIMEOUT_MS = 30_000;
@@ -48,6 +54,7 @@ public final class CuratorBench {
         String result = switch (spec.get("scenario")) {
             case "mutex" -> mutex(spec);
             case "contend", "semaphore" -> contend(spec);
+            case "herd" -> herd(spec);
             default -> throw new IllegalArgumentException("unknown scenario " + spec.get("scenario"));
         };
         System.out.println(result);
@@ -76,7 +83,7 @@ public final class CuratorBench {
             for (int i = 0; i < ops; i++) cycle(lock);
             long wall = System.nanoTime() - t0;
             long cpu = cpuNanos() - cpu0;
-            return json(ops, wall, cpu, null, null, null, before, mntr(spec));
+            return json(ops, wall, cpu, null, null, Map.of(), before, mntr(spec));
         }
     }
 
@@ -185,11 +192,77 @@ public final class CuratorBench {
             String after = mntr(spec);
             int total = 0;
             for (int c : counts) total += c;
-            Integer most = holders == null ? null : Arrays.stream(holders).mapToInt(h -> h.most.get()).max().orElse(0);
+            Map<String, Integer> most = holders == null ? Map.of() : Map.of("max_holders", Arrays.stream(holders).mapToInt(h -> h.most.get()).max().orElse(0));
             return json(total, wall, cpu, counts, events, most, before, after);
         } finally {
             for (CuratorFramework client : clients) client.close();
         }
+    }
+
+    /**
+     * scenario=herd: `sessions` × `waiters_per_session` waiters (a thread and an InterProcessMutex
+     * each) queue on one lock behind a holder; once all are queued and watching, the holder
+     * releases and each waiter releases as soon as it holds, so the lock goes down the queue
+     * (bench/herd.ts is the zklock twin). The mntr pair is read around that drain alone.
+     */
+    private static String herd(Map<String, String> spec) throws Exception {
+        int sessions = Integer.parseInt(spec.get("sessions"));
+        int waiters = sessions * Integer.parseInt(spec.get("waiters_per_session"));
+        String path = spec.get("root");
+        List<CuratorFramework> clients = new ArrayList<>();
+        try {
+            for (int i = 0; i <= sessions; i++) clients.add(connect(spec.get("hosts")));
+            CuratorFramework holder = clients.get(sessions);
+            InterProcessMutex first = new InterProcessMutex(holder, path);
+            acquire(first);
+            List<double[]> events = new ArrayList<>();
+            List<Exception> failures = new ArrayList<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int w = 0; w < waiters; w++) {
+                int waiter = w;
+                InterProcessMutex mutex = new InterProcessMutex(clients.get(w % sessions), path);
+                threads.add(started(failures, () -> {
+                    acquire(mutex);
+                    double now = System.nanoTime() / 1e6;
+                    synchronized (events) {
+                        events.add(new double[] {0, now, waiter});
+                        events.add(new double[] {1, now, waiter});
+                    }
+                    mutex.release();
+                }));
+            }
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(ACQUIRE_TIMEOUT_S);
+            while (holder.getChildren().forPath(path).size() < waiters + 1) {
+                if (System.nanoTime() > until) throw new IllegalStateException("fewer than " + (waiters + 1) + " contenders queued on " + path);
+                Thread.sleep(20);
+            }
+            int watching = queuedWatches(spec, waiters);
+            String before = mntr(spec);
+            long cpu0 = cpuNanos();
+            long t0 = System.nanoTime();
+            synchronized (events) {
+                events.add(new double[] {1, t0 / 1e6, -1});
+            }
+            first.release();
+            for (Thread thread : threads) thread.join();
+            long wall = System.nanoTime() - t0;
+            long cpu = cpuNanos() - cpu0;
+            if (!failures.isEmpty()) throw failures.get(0);
+            return json(waiters, wall, cpu, null, events, Map.of("queued_watches", watching), before, mntr(spec));
+        } finally {
+            for (CuratorFramework client : clients) client.close();
+        }
+    }
+
+    /** Each waiter sets its watch just after its node shows in the queue: polls the server's count until all are in (or 5 s, then reports what is there). */
+    private static int queuedWatches(Map<String, String> spec, int atLeast) throws Exception {
+        int watches = 0;
+        for (int attempt = 0; attempt < 100 && watches < atLeast; attempt++) {
+            if (attempt > 0) Thread.sleep(50);
+            Matcher total = Pattern.compile("Total watches:\\s*(\\d+)").matcher(fourLetterWord(spec, "wchs"));
+            watches = total.find() ? Integer.parseInt(total.group(1)) : 0;
+        }
+        return watches;
     }
 
     private static HolderCount[] holderCounts(int locks, Map<String, String> spec) {
@@ -211,31 +284,23 @@ public final class CuratorBench {
             String path = root + "/lock-" + (i % locks);
             Contended contended = contenders.make(clients.get(i), path);
             HolderCount holder = holders == null ? null : holders[i % locks];
-            Thread thread = new Thread(() -> {
-                try {
-                    start.await();
-                    while (System.nanoTime() < deadline[0]) {
-                        Held held = contended.acquire();
-                        double acquired = System.nanoTime() / 1e6;
-                        counts[session]++;
-                        if (holder != null) holder.hold();
-                        double releasing = System.nanoTime() / 1e6;
-                        if (events != null) {
-                            synchronized (events) {
-                                events.add(new double[] {0, acquired, session});
-                                events.add(new double[] {1, releasing, session});
-                            }
+            threads.add(started(failures, () -> {
+                start.await();
+                while (System.nanoTime() < deadline[0]) {
+                    Held held = contended.acquire();
+                    double acquired = System.nanoTime() / 1e6;
+                    counts[session]++;
+                    if (holder != null) holder.hold();
+                    double releasing = System.nanoTime() / 1e6;
+                    if (events != null) {
+                        synchronized (events) {
+                            events.add(new double[] {0, acquired, session});
+                            events.add(new double[] {1, releasing, session});
                         }
-                        held.release();
                     }
-                } catch (Exception e) {
-                    synchronized (failures) {
-                        failures.add(e);
-                    }
+                    held.release();
                 }
-            });
-            threads.add(thread);
-            thread.start();
+            }));
         }
         deadline[0] = System.nanoTime() + durationMs * 1_000_000L;
         start.countDown();
@@ -243,11 +308,44 @@ public final class CuratorBench {
         if (!failures.isEmpty()) throw failures.get(0);
     }
 
+    @FunctionalInterface
+    private interface Body {
+        void run() throws Exception;
+    }
+
+    /** A started thread running `body`; its exception lands in `failures`, for the caller to throw once all are joined. */
+    private static Thread started(List<Exception> failures, Body body) {
+        Thread thread = new Thread(() -> {
+            try {
+                body.run();
+            } catch (Exception e) {
+                synchronized (failures) {
+                    failures.add(e);
+                }
+            }
+        });
+        thread.start();
+        return thread;
+    }
+
     /** The server's counters (its `mntr` answer; hosts is one host:port), for curator.ts to count the timed window's requests and watch events. */
+    /**
+     * With ZKLOCK_BENCH_SERVER_PID set (bench/run.ts sets it), the server JVM's CPU ticks
+     * (utime + stime from /proc) are appended as one more mntr line, read at the same moment.
+     */
     private static String mntr(Map<String, String> spec) throws Exception {
+        String answer = fourLetterWord(spec, "mntr");
+        String pid = System.getenv("ZKLOCK_BENCH_SERVER_PID");
+        if (pid == null) return answer;
+        String stat = Files.readString(Path.of("/proc", pid, "stat"));
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return answer + "zklock_server_cpu_ticks\t" + (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) + "\n";
+    }
+
+    private static String fourLetterWord(Map<String, String> spec, String word) throws Exception {
         String hosts = spec.get("hosts");
         int colon = hosts.lastIndexOf(':');
-        return FourLetterWordMain.send4LetterWord(hosts.substring(0, colon), Integer.parseInt(hosts.substring(colon + 1)), "mntr");
+        return FourLetterWordMain.send4LetterWord(hosts.substring(0, colon), Integer.parseInt(hosts.substring(colon + 1)), word);
     }
 
     /** CPU of the whole JVM (its I/O and GC threads too, as kazoo's count includes its I/O thread). */
@@ -255,7 +353,8 @@ public final class CuratorBench {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events, Integer maxHolders, String mntrBefore, String mntrAfter) {
+    /** `counts`: the scenario's own whole-number figures (max_holders, queued_watches), added as they are. */
+    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events, Map<String, Integer> counts, String mntrBefore, String mntrAfter) {
         StringBuilder out = new StringBuilder();
         out.append("{\"ops\":").append(ops).append(",\"wall_ms\":").append(wallNanos / 1e6).append(",\"cpu_us\":").append(cpuNanos / 1e3);
         if (perSession != null) {
@@ -271,7 +370,7 @@ public final class CuratorBench {
             }
             out.append(']');
         }
-        if (maxHolders != null) out.append(",\"max_holders\":").append(maxHolders);
+        counts.forEach((key, value) -> out.append(",\"").append(key).append("\":").append(value));
         out.append(",\"mntr_before\":").append(jsonString(mntrBefore)).append(",\"mntr_after\":").append(jsonString(mntrAfter));
         return out.append('}').toString();
     }

@@ -1,7 +1,7 @@
 import { delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { classDirFor, compileJava, curatorClasspath, javaTools } from '../../chaos/peers/java.js';
-import type { PeerContention, PeerResult } from './peer-run.js';
+import type { PeerContention, PeerHerd, PeerResult } from './peer-run.js';
 import { runPeer, wireSpec } from './peer-run.js';
 
 const SOURCE = fileURLToPath(new URL('./CuratorBench.java', import.meta.url));
@@ -13,7 +13,8 @@ const JVM_OPTIONS = ['-Xms128m', '-Xmx512m'];
 
 export type CuratorSpec =
   | { scenario: 'mutex'; root: string; ops: number; warmup: number }
-  | PeerContention;
+  | PeerContention
+  | PeerHerd;
 
 /** Compiles the Curator side (cached); the reason when it cannot run here (its column is then left empty). */
 export async function curatorUnavailable(): Promise<string | undefined> {

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { PeerContention, PeerResult } from './peer-run.js';
+import type { PeerContention, PeerHerd, PeerResult } from './peer-run.js';
 import { runPeer, wireSpec } from './peer-run.js';
 import { runProcess } from '../run-process.js';
 
@@ -12,7 +12,8 @@ export type KazooClientOp = 'getData' | 'setData' | 'createDelete' | 'ephemeralP
 export type KazooSpec =
   | { scenario: 'client'; root: string; op: KazooClientOp; ops: number; depth: number; warmup: number }
   | { scenario: 'mutex'; root: string; ops: number; warmup: number }
-  | PeerContention;
+  | PeerContention
+  | PeerHerd;
 
 /** Whether the kazoo side can run here; the reason when not (its columns are then left empty). */
 export async function kazooUnavailable(): Promise<string | undefined> {

@@ -6,7 +6,9 @@ time.process_time(), which covers every thread of this process (kazoo's I/O thre
 """
 
 import json
+import os
 import random
+import re
 import socket
 import sys
 import threading
@@ -35,19 +37,31 @@ def now_ms():
     return time.perf_counter() * 1000.0
 
 
-def mntr(hosts):
-    """The server's counters (its `mntr` answer; hosts is one host:port), read around a timed
-    window: kazoo.ts turns the two answers into the requests and watch events of that window alone.
-    Not KazooClient.command(), which reads one recv() of 8 KiB and cuts the answer short."""
+def four_letter_word(hosts, word):
+    """A four-letter word's whole answer (hosts is one host:port). Not KazooClient.command(),
+    which reads one recv() of 8 KiB and cuts the answer short."""
     host, port = hosts.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall(b"mntr")
+        sock.sendall(word)
         chunks = []
         while True:
             chunk = sock.recv(65536)
             if not chunk:
                 return b"".join(chunks).decode("ascii", "replace")
             chunks.append(chunk)
+
+
+def mntr(hosts):
+    """The server's counters, read around a timed window: kazoo.ts turns the two answers into the
+    requests and watch events of that window alone. With ZKLOCK_BENCH_SERVER_PID set (bench/run.ts
+    sets it), the server JVM's CPU ticks (utime + stime from /proc) are appended as one more line."""
+    answer = four_letter_word(hosts, b"mntr")
+    pid = os.environ.get("ZKLOCK_BENCH_SERVER_PID")
+    if pid is None:
+        return answer
+    with open("/proc/%s/stat" % pid) as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return answer + "zklock_server_cpu_ticks\t%d\n" % (int(fields[11]) + int(fields[12]))
 
 
 def timed(ops, body):
@@ -255,11 +269,73 @@ def contend(hosts, spec):
     return result
 
 
+def herd(hosts, spec):
+    """`sessions` x `waiters_per_session` waiters (a thread and a Lock each) queue on one lock
+    behind a holder; once all are queued and watching, the holder releases and each waiter
+    releases as soon as it holds, so the lock goes down the queue (bench/herd.ts is the zklock
+    twin). The mntr pair is read around that drain alone."""
+    sessions = spec["sessions"]
+    waiters = sessions * spec["waiters_per_session"]
+    path = spec["root"]
+    clients = [connect(hosts) for _ in range(sessions + 1)]
+    holder = clients[sessions]
+    first = Lock(holder, path)
+    if not first.acquire(timeout=ACQUIRE_TIMEOUT_S):
+        raise RuntimeError("the holder did not get %s" % path)
+    events = []
+    failures = []
+
+    def waiter(w):
+        try:
+            lock = Lock(clients[w % sessions], path)
+            if not lock.acquire(timeout=ACQUIRE_TIMEOUT_S):
+                raise RuntimeError("not acquired within %d s" % ACQUIRE_TIMEOUT_S)
+            now = now_ms()
+            events.append([0, now, w])
+            events.append([1, now, w])
+            lock.release()
+        except Exception as error:  # reported by the main thread once all are done
+            failures.append(error)
+
+    threads = [threading.Thread(target=waiter, args=(w,), daemon=True) for w in range(waiters)]
+    for t in threads:
+        t.start()
+    until = time.perf_counter() + ACQUIRE_TIMEOUT_S
+    while len(holder.get_children(path)) < waiters + 1:
+        if time.perf_counter() > until:
+            raise RuntimeError("fewer than %d contenders queued on %s" % (waiters + 1, path))
+        time.sleep(0.02)
+    # Each waiter sets its watch just after its node shows in the queue: wait until all are in (or 5 s).
+    watching = 0
+    for attempt in range(100):
+        match = re.search(r"Total watches:\s*(\d+)", four_letter_word(hosts, b"wchs"))
+        watching = int(match.group(1)) if match else 0
+        if watching >= waiters:
+            break
+        time.sleep(0.05)
+    before = mntr(hosts)
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    events.append([1, now_ms(), -1])
+    first.release()
+    for t in threads:
+        t.join()
+    wall_ms, cpu_us = (time.perf_counter() - t0) * 1000.0, (time.process_time() - cpu0) * 1e6
+    after = mntr(hosts)
+    for zk in clients:
+        zk.stop()
+        zk.close()
+    if failures:
+        raise failures[0]
+    return {"ops": waiters, "wall_ms": wall_ms, "cpu_us": cpu_us, "events": events, "queued_watches": watching, "mntr_before": before, "mntr_after": after}
+
+
 def main():
     spec = json.loads(sys.argv[1])
     scenario = spec["scenario"]
     if scenario in ("contend", "semaphore"):
         result = contend(spec["hosts"], spec)
+    elif scenario == "herd":
+        result = herd(spec["hosts"], spec)
     else:
         zk = connect(spec["hosts"])
         try:

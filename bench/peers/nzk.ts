@@ -5,7 +5,7 @@ import { SESSION_TIMEOUT_MS } from './ops-client.js';
 type Callback<T> = (error: Error | null, result: T) => void;
 
 /** The part of node-zookeeper-client's (untyped, CommonJS) API the benchmark calls. */
-interface NzkClient {
+export interface NzkClient {
   connect(): void;
   close(): void;
   once(event: 'connected', listener: () => void): void;
@@ -14,6 +14,8 @@ interface NzkClient {
   create(path: string, data: Buffer, mode: number, callback: Callback<string>): void;
   remove(path: string, version: number, callback: Callback<void>): void;
   getChildren(path: string, callback: Callback<string[]>): void;
+  exists(path: string, watcher: () => void, callback: Callback<unknown>): void;
+  mkdirp(path: string, callback: Callback<string>): void;
 }
 
 interface NzkModule {
@@ -21,19 +23,24 @@ interface NzkModule {
   CreateMode: { PERSISTENT: number; EPHEMERAL_SEQUENTIAL: number };
 }
 
-const nzk = createRequire(import.meta.url)('node-zookeeper-client') as NzkModule;
+export const nzk = createRequire(import.meta.url)('node-zookeeper-client') as NzkModule;
 
 /** Adapts a callback call to a promise, as any application using this client with async/await does. */
-function call<T>(start: (callback: Callback<T>) => void): Promise<T> {
+export function call<T>(start: (callback: Callback<T>) => void): Promise<T> {
   return new Promise((resolve, reject) => start((error, result) => (error ? reject(error) : resolve(result))));
 }
 
-export async function nzkOps(connectString: string): Promise<OpsClient> {
+export async function nzkConnect(connectString: string): Promise<NzkClient> {
   const client = nzk.createClient(connectString, { sessionTimeout: SESSION_TIMEOUT_MS, spinDelay: 100, retries: 0 });
   await new Promise<void>((resolve) => {
     client.once('connected', resolve);
     client.connect();
   });
+  return client;
+}
+
+export async function nzkOps(connectString: string): Promise<OpsClient> {
+  const client = await nzkConnect(connectString);
   return {
     name: 'nzk',
     getData: (path) => call((cb) => client.getData(path, cb)),

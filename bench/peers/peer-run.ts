@@ -14,6 +14,17 @@ export type PeerContention =
   | { scenario: 'contend'; root: string; sessions: number; locks: number; durationMs: number; readRatio?: number }
   | { scenario: 'semaphore'; root: string; sessions: number; locks: number; durationMs: number; leases: number; holdMs: number };
 
+/**
+ * A queue handed down: `sessions` × `waitersPerSession` waiters queue behind one holder, which
+ * then releases; each waiter releases as soon as it holds (bench/herd.ts has the zklock side).
+ */
+export interface PeerHerd {
+  scenario: 'herd';
+  root: string;
+  sessions: number;
+  waitersPerSession: number;
+}
+
 /** A scenario's spec as the peers' programs take it: snake_case keys, the hosts added, unset ones left out. */
 export function wireSpec(connectString: string, spec: object): Record<string, string | number> {
   return Object.fromEntries(
@@ -29,6 +40,8 @@ export interface PeerResult extends Measurement {
   events?: LockEvent[];
   /** Semaphore scenario: the most sessions that held one semaphore at once, counted by the peer's harness. */
   maxHolders?: number;
+  /** Herd scenario: the server's watch count once every waiter was queued. */
+  queuedWatches?: number;
   /** Set when the peer had to be patched to run the scenario at all. */
   note?: string;
   /** What the server counted over the timed window (lock scenarios). */
@@ -43,6 +56,7 @@ interface RawResult {
   per_session?: number[];
   events?: LockEvent[];
   max_holders?: number;
+  queued_watches?: number;
   note?: string | null;
   /** The server's `mntr` answers from just before and just after the timed window. */
   mntr_before?: string;
@@ -61,5 +75,5 @@ export async function runPeer(file: string, args: readonly string[]): Promise<Pe
     throw new Error(`${file} printed no result line: ${last.slice(0, 200)}`, { cause: error });
   }
   const server = raw.mntr_before !== undefined && raw.mntr_after !== undefined ? trafficBetween(raw.mntr_before, raw.mntr_after) : undefined;
-  return { ops: raw.ops, wallMs: raw.wall_ms, cpuUs: raw.cpu_us, perSession: raw.per_session, events: raw.events, maxHolders: raw.max_holders, note: raw.note ?? undefined, server };
+  return { ops: raw.ops, wallMs: raw.wall_ms, cpuUs: raw.cpu_us, perSession: raw.per_session, events: raw.events, maxHolders: raw.max_holders, queuedWatches: raw.queued_watches, note: raw.note ?? undefined, server };
 }
