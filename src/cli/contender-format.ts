@@ -7,6 +7,7 @@ export function contenderJson(c: ContenderInfo, now = Date.now()): Record<string
     node: c.path,
     kind: c.kind,
     owner: c.owner,
+    ...(c.revocationRequested ? { revocationRequested: true } : {}),
     sessionId: `0x${c.sessionId.toString(16)}`,
     createdAt: c.createdAt.toISOString(),
     ageMs: now - c.createdAt.getTime(),

@@ -4,6 +4,7 @@ import type { Contender } from './contender-name.js';
 import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
 import { isDowngraded, parseOwner } from './owner-data.js';
+import { isRevocationRequest } from './revocation.js';
 
 export interface ContenderInfo {
   name: string;
@@ -13,7 +14,13 @@ export interface ContenderInfo {
   kind: Contender['kind'];
   /** Set on a write node whose holder downgraded to a read lock (ReadWriteLock.downgrade). */
   downgraded?: true;
+  /**
+   * Who created the node, from its data. After a revocation request the data is the request
+   * (Curator's protocol writes over it): the owner is then unknown, `{ id: '(revocation requested)' }`.
+   */
   owner: OwnerInfo | { id: string };
+  /** Someone asked this contender to let go (requestRevocation, `zklock revoke`, Curator's Revoker). */
+  revocationRequested?: true;
   /** The owning session. */
   sessionId: bigint;
   createdAt: Date;
@@ -67,13 +74,15 @@ async function describeQueue(
     const read = reads[i];
     if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
     const downgraded = isDowngraded(read.data);
+    const revoking = isRevocationRequest(read.data);
     all.push({
       name: contender.name,
       path: joinPath(parent, contender.name),
       seq: contender.seq,
       kind: downgraded ? 'shared' : contender.kind,
       ...(downgraded ? { downgraded: true as const } : {}),
-      owner: parseOwner(read.data),
+      owner: revoking ? { id: '(revocation requested)' } : parseOwner(read.data),
+      ...(revoking ? { revocationRequested: true as const } : {}),
       sessionId: read.stat.ephemeralOwner,
       createdAt: new Date(read.stat.ctime),
       fencingToken: read.stat.czxid,

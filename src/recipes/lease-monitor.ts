@@ -41,6 +41,8 @@ export class LeaseMonitor {
   private readonly unwatchLiveness: () => void;
   private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
   private readonly margin: number;
+  /** Answered when the first read of our node is (whatever it said); see `onData`. */
+  readonly firstRead: Promise<void>;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -48,6 +50,11 @@ export class LeaseMonitor {
     /** Our node as created: its czxid and owner session tell it from a namesake. */
     private readonly node: Pick<Stat, 'czxid' | 'ephemeralOwner'>,
     options: LeaseMonitorOptions = {},
+    /**
+     * Hears our node's data at every read of the watch (a revocable lease, see revocation.ts):
+     * the watch is then set at once, not on the first look, and re-armed on every change as always.
+     */
+    private readonly onData?: (data: Buffer) => void,
   ) {
     this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
     this.margin = safetyMargin(client, options);
@@ -55,6 +62,7 @@ export class LeaseMonitor {
     if (client.sessionId !== node.ephemeralOwner) this.lose('SESSIONEXPIRED', 'the session that created the node has ended');
     // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
     else this.checkProof();
+    this.firstRead = onData ? this.observe() : Promise.resolve();
   }
 
   /**
@@ -77,16 +85,16 @@ export class LeaseMonitor {
    * observe needs no request, and an uncontended acquire/release cycle stays at the server's
    * ceiling. A node already gone by then is reported at once (getData answers NONODE).
    */
-  private observe(): void {
+  private observe(): Promise<void> {
     // A lease already known lost needs no watch.
-    if (this.watching || this.lost) return;
+    if (this.watching || this.lost) return Promise.resolve();
     this.watching = true;
-    this.watchNode();
+    return this.watchNode();
   }
 
   get signal(): AbortSignal {
     this.checkProof();
-    this.observe();
+    void this.observe();
     if (!this.controller) {
       this.controller = new AbortController();
       if (this.lost) this.controller.abort(this.lostError(this.lost));
@@ -97,7 +105,7 @@ export class LeaseMonitor {
   /** True once the lock is, or may be, lost (or released). */
   get isLost(): boolean {
     this.checkProof();
-    this.observe();
+    void this.observe();
     return this.lost !== undefined;
   }
 
@@ -105,12 +113,12 @@ export class LeaseMonitor {
     return new LockLostError(lost.reason, this.nodePath, lost.message);
   }
 
-  private watchNode(): void {
-    if (this.stopped) return;
-    this.client.getData(this.nodePath, { watch: this.watcher }).then(({ stat }) => {
+  private watchNode(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return this.client.getData(this.nodePath, { watch: this.watcher }).then(({ data, stat }) => {
       if (stat.czxid !== this.node.czxid || stat.ephemeralOwner !== this.node.ephemeralOwner) {
         this.lose('NODE_DELETED', 'our lock node was deleted and another node now has its name');
-      }
+      } else if (!this.stopped && !this.lost) this.onData?.(data);
     }, (error: unknown) => {
       if (this.stopped || !(error instanceof ZooKeeperError)) return;
       if (error.code === 'NONODE') this.lose('NODE_DELETED', 'our lock node no longer exists');
@@ -118,8 +126,8 @@ export class LeaseMonitor {
       else if (isTransient(error) || isOverloaded(error)) {
         if (this.client.state !== 'connected') this.rewatch = true;
         // Not sent: again once the client's queue had a moment to drain (see transient.ts).
-        else if (isOverloaded(error)) this.rewatchTimer = setTimeout(() => this.watchNode(), OVERLOAD_PAUSE_MS);
-        else this.watchNode();
+        else if (isOverloaded(error)) this.rewatchTimer = setTimeout(() => void this.watchNode(), OVERLOAD_PAUSE_MS);
+        else void this.watchNode();
       }
     });
   }
@@ -127,7 +135,7 @@ export class LeaseMonitor {
   private onNodeEvent(event: WatchEvent): void {
     if (this.stopped) return;
     if (event.type === 'deleted') this.onDeleted();
-    else if (event.type === 'dataChanged' || event.type === 'created') this.watchNode();
+    else if (event.type === 'dataChanged' || event.type === 'created') void this.watchNode();
   }
 
   /** Our own client.close() deletes the node too, and its deletion event may come before the 'closed' state. */
@@ -141,7 +149,7 @@ export class LeaseMonitor {
       case 'reconnected':
         if (this.rewatch) {
           this.rewatch = false;
-          this.watchNode();
+          void this.watchNode();
         }
         break;
       case 'expired':

@@ -4,14 +4,18 @@ import { deleteGuaranteed } from './guaranteed-delete.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
 import { LockError } from './lock-error.js';
+import type { RevocationOptions } from './revocation.js';
+import { RevocationRequest } from './revocation.js';
 
-export interface LeaseOptions extends LeaseMonitorOptions {
+export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
   /**
    * Our node's name is not unique to this acquisition (the simple lock's fixed path), so a
    * namesake may replace it: release deletes the node only if its czxid is still ours, and
    * `guard()` is refused (no atomic check can tell our node from a namesake).
    */
   reusableName?: boolean;
+  /** A revocation was requested of this node before this lease took it over (a downgrade overwrote the request). */
+  revocationPending?: boolean;
 }
 
 /** What the lock that made a lease wants from its release. */
@@ -35,6 +39,7 @@ export interface ReleaseHooks {
 export class Lease implements AsyncDisposable {
   private released = false;
   private readonly monitor: LeaseMonitor;
+  private readonly revocation: RevocationRequest;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -47,7 +52,24 @@ export class Lease implements AsyncDisposable {
     private readonly options: LeaseOptions = {},
     private readonly hooks: ReleaseHooks = {},
   ) {
-    this.monitor = new LeaseMonitor(client, node, stat, options);
+    const { onRevocationRequested } = options;
+    this.revocation = new RevocationRequest(node, onRevocationRequested && (() => onRevocationRequested(this)));
+    // Only a revocable lease reads its node's data: the monitor's watch on it, set at once.
+    const onData = options.revocable
+      ? (data: Buffer): void => {
+          if (this.held) this.revocation.observe(data);
+        }
+      : undefined;
+    this.monitor = new LeaseMonitor(client, node, stat, options, onData);
+    if (options.revocable && options.revocationPending) this.revocation.request();
+  }
+
+  /**
+   * Answered once a revocable lease has read its node (a request made while it waited is seen
+   * by then); at once for others.
+   */
+  get revocationChecked(): Promise<void> {
+    return this.monitor.firstRead;
   }
 
   /**
@@ -66,6 +88,16 @@ export class Lease implements AsyncDisposable {
   /** Aborted, with a LockLostError as reason, when the lock is or may be lost, and on release. */
   get signal(): AbortSignal {
     return this.monitor.signal;
+  }
+
+  /**
+   * Aborted, with a LockError REVOCATION_REQUESTED as reason, when someone asks this holder to let
+   * go (requestRevocation, `zklock revoke`, Curator's Revoker), on a lock made with
+   * `revocable: true`; already aborted when the request came while we waited. Only a request: the
+   * lease stays held until released. Never aborts on other leases, nor after this one ended.
+   */
+  get revocationRequested(): AbortSignal {
+    return this.revocation.signal;
   }
 
   /** True until released or lost. */
@@ -103,8 +135,7 @@ export class Lease implements AsyncDisposable {
   /** Deletes our node (retried across reconnects until done or the session is gone). A second call throws ALREADY_RELEASED. */
   async release(): Promise<void> {
     if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'release' });
-    this.released = true;
-    this.monitor.stop();
+    this.end();
     if (this.client.state === 'closed') {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }
@@ -121,7 +152,12 @@ export class Lease implements AsyncDisposable {
   /** Gives our node to another lease (a downgrade): this one is released without deleting it. */
   handOver(): void {
     if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'handOver' });
+    this.end();
+  }
+
+  private end(): void {
     this.released = true;
+    this.revocation.end();
     this.monitor.stop();
   }
 

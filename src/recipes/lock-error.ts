@@ -18,6 +18,8 @@ import { ZooKeeperError } from '../client/index.js';
  *   there, and a new node of ours would wait behind it); the lease's LockLostError is the cause.
  * - `GUARD_NOT_SUPPORTED`: `guard()` on a lease whose node a namesake may replace (SimpleLock).
  * - `INVALID_ARGUMENT`: bad options (a negative timeout, a semaphore of 0, an empty lock set).
+ * - `REVOCATION_REQUESTED`: not thrown; the reason of a revocable lease's `revocationRequested`
+ *   signal (someone asked the holder to let go; see revocation.ts).
  */
 export type LockErrorCode =
   | 'LOCK_TIMEOUT'
@@ -29,7 +31,8 @@ export type LockErrorCode =
   | 'NOT_HELD'
   | 'LOCK_LOST'
   | 'GUARD_NOT_SUPPORTED'
-  | 'INVALID_ARGUMENT';
+  | 'INVALID_ARGUMENT'
+  | 'REVOCATION_REQUESTED';
 
 export class LockError extends ZooKeeperError {
   declare readonly code: LockErrorCode;

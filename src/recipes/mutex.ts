@@ -15,8 +15,10 @@ import { releaseRecord } from './release-record.js';
 import { isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
+import type { RevocationOptions } from './revocation.js';
+import { checkRevocationOptions } from './revocation.js';
 
-export interface LockOptions extends LeaseMonitorOptions {
+export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
   layout?: Layout;
   /** Owner id written into our node for inspection (default host:pid). */
@@ -52,6 +54,7 @@ export class QueueLock {
     protected readonly options: LockOptions = {},
   ) {
     validatePath(lockPath, 'lock');
+    checkRevocationOptions(options, lockPath);
     this.ownerData = ownerData(options.ownerId);
   }
 
@@ -88,7 +91,12 @@ export class QueueLock {
         records: this.records,
       });
       await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
-      return this.lease(node, previous);
+      const lease = this.lease(node, previous);
+      // A revocable lease is handed out once it has read its node: a request made while we waited
+      // is then already on its signal. Not bound to the deadline (the node is ours now): the read
+      // is answered, or failed by the connection's own timeout.
+      await lease.revocationChecked;
+      return lease;
     } finally {
       deadline.dispose();
     }

@@ -4,8 +4,9 @@ import { Lease } from './lease.js';
 import { LockError } from './lock-error.js';
 import type { LockOptions } from './mutex.js';
 import { QueueLock } from './mutex.js';
-import { downgradedData } from './owner-data.js';
+import { downgradedData, ownerData } from './owner-data.js';
 import { refuseInside, sectionOf } from './reentrancy.js';
+import { isRevocationRequest } from './revocation.js';
 
 /**
  * A shared read / exclusive write lock in Curator's layout (`_c_<uuid>-__READ__<seq>`,
@@ -37,20 +38,31 @@ export class ReadWriteLock {
   async downgrade(writeLease: Lease): Promise<Lease> {
     const where = { path: writeLease.node, op: 'downgrade' };
     if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held', where);
+    let pending = writeLease.revocationRequested.aborted;
     let stat;
-    try {
-      const { data } = await this.client.getData(writeLease.node);
-      stat = await this.client.setData(writeLease.node, downgradedData(data), { version: writeLease.stat.version });
-    } catch (error) {
-      if (error instanceof ZooKeeperError && (error.code === 'NONODE' || error.code === 'BADVERSION')) {
-        throw new LockError('NOT_HELD', 'our write node is gone', { ...where, cause: error });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const read = await this.client.getData(writeLease.node);
+        // A revocation request (Curator's Revoker, requestRevocation) replaced our owner data; the
+        // marker goes on ours, and the request passes to the read lease.
+        pending ||= isRevocationRequest(read.data);
+        const data = isRevocationRequest(read.data) ? ownerData(this.options.ownerId) : read.data;
+        // Versioned: a request written after our read must not be lost under the marker.
+        stat = await this.client.setData(writeLease.node, downgradedData(data), { version: read.stat.version });
+        break;
+      } catch (error) {
+        if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new LockError('NOT_HELD', 'our write node is gone', { ...where, cause: error });
+        // Someone wrote the node between our read and our write: read it again, a few times at most.
+        if (!(error instanceof ZooKeeperError && error.code === 'BADVERSION' && attempt < DOWNGRADE_ATTEMPTS)) throw error;
       }
-      throw error;
     }
     writeLease.handOver();
-    return new Lease(this.client, writeLease.lockPath, writeLease.node, stat, this.options);
+    return new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: pending });
   }
 }
+
+/** Writes into our node by others are rare (a revocation request): past this many in a row, give up. */
+const DOWNGRADE_ATTEMPTS = 3;
 
 export class ReadLock extends QueueLock {
   constructor(

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperServer } from '../../src/testing/index.js';
+import { runScript } from '../support/run-script.js';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/throwing-on-wake.ts', import.meta.url));
 
@@ -22,14 +21,8 @@ describe('an onWake that throws', () => {
   });
 
   it('costs the waiter nothing: the Mutex and the Semaphore are still acquired, and the error is rethrown on its own', { timeout: 90_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, String(server.port)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 0, `the process survived: ${err}`);
-    const result = JSON.parse(out.trim().split('\n').pop()!) as { mutex: string; semaphore: string; uncaught: string[] };
+    const { code, result, stderr } = await runScript<{ mutex: string; semaphore: string; uncaught: string[] }>(SCRIPT, [String(server.port)]);
+    assert.equal(code, 0, `the process survived: ${stderr}`);
     assert.deepEqual(result, { mutex: 'held', semaphore: 'held', uncaught: ['boom: onWake'] });
   });
 });

@@ -1,0 +1,56 @@
+import { Command } from 'commander';
+import type { ContenderInfo, ZooKeeperClient } from '../../index.js';
+import { ZooKeeperError, inspectLock, joinPath, requestRevocation } from '../../index.js';
+import { CliError } from '../cli-error.js';
+import type { ConnectionFlags } from '../connection.js';
+import { addConnectionOptions, withClient } from '../connection.js';
+import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { parseZnodePath } from '../parse-values.js';
+
+interface RevokeFlags extends ConnectionFlags {
+  node?: string;
+}
+
+const EXAMPLES = `
+Examples:
+  zklock revoke /locks/backup                      # ask the holder(s) to let go
+  zklock revoke /locks/backup --node _c_5e0c…-lock-0000000012
+
+A polite request, in Apache Curator's revocation protocol (Revoker.attemptRevoke): it writes
+__REVOKE__ into the contender's node. A holder whose lock is revocable (zklock's
+{ revocable: true }, Curator's makeRevocable) hears of it and decides when to release; any
+other keeps the lock. To take a lock away by force, see \`zklock release --force\`.
+`;
+
+export function revokeCommand(): Command {
+  const command = new Command('revoke')
+    .description('ask the holder of a lock (or a named contender) to release it (Curator\'s revocation protocol)')
+    .argument('<lock-path>', 'the lock\'s znode path', parseZnodePath)
+    .option('--node <name>', 'ask this contender (its node name, as `zklock status` shows it) instead of the holder(s)');
+  addConnectionOptions(command);
+  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, flags: RevokeFlags) => {
+    if (flags.node?.includes('/')) throw new CliError(`--node takes the contender's node name under ${lockPath}, not a path: got ${flags.node}`, EXIT.USAGE);
+    process.exitCode = await withClient(flags, async (client, signal) => {
+      const asked = flags.node === undefined ? await holdersOf(client, lockPath) : [{ path: joinPath(lockPath, flags.node), role: 'contender' }];
+      for (const { path, role } of asked) {
+        // A bad --node name is refused by requestRevocation (INVALID_ARGUMENT: exit 2).
+        if (!(await requestRevocation(client, path, { signal }))) throw new CliError(`${path} does not exist (already released?); nothing asked`, EXIT.FAILURE);
+        process.stdout.write(`revocation requested of ${role} ${path}\n`);
+      }
+    });
+  });
+}
+
+async function holdersOf(client: ZooKeeperClient, lockPath: string): Promise<{ path: string; role: string }[]> {
+  let holders: ContenderInfo[];
+  try {
+    holders = (await inspectLock(client, lockPath)).holders;
+  } catch (error) {
+    if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new CliError(`no lock at ${lockPath}`, EXIT.FAILURE);
+    throw error;
+  }
+  if (holders.length === 0) throw new CliError(`${lockPath} is free: nobody to ask`, EXIT.FAILURE);
+  // A semaphore's leases are not queue contenders: neither Curator nor zklock revokes them.
+  if (holders.some((h) => h.path !== joinPath(lockPath, h.name))) throw new CliError(`${lockPath} is a semaphore: its leases cannot be revoked`, EXIT.USAGE);
+  return holders.map((h) => ({ path: h.path, role: 'holder' }));
+}

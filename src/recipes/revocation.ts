@@ -1,0 +1,115 @@
+import type { CallOptions, ZooKeeperClient } from '../client/index.js';
+import { ZooKeeperError, validatePath } from '../client/index.js';
+import { callListener } from '../client/call-listener.js';
+import { parseContender } from './contender-name.js';
+import type { Lease } from './lease.js';
+import { LockError } from './lock-error.js';
+
+/**
+ * Curator's revocation protocol (Revoker.attemptRevoke, LockInternals.REVOKE_MESSAGE): whoever
+ * wants a lock asks its holder to let go by writing these exact bytes into the holder's contender
+ * node; a holder that made its lock revocable watches its own node's data and hears of it. It is
+ * a request only: the holder decides whether and when to release.
+ */
+export const REVOKE_MESSAGE: Buffer = Buffer.from('__REVOKE__', 'ascii');
+
+/** Whether a contender node's data is a revocation request (it replaced the owner's data). */
+export function isRevocationRequest(data: Buffer): boolean {
+  return data.equals(REVOKE_MESSAGE);
+}
+
+export interface RevocationOptions {
+  /**
+   * Curator's revocable lock (InterProcessMutex.makeRevocable): the lease's `revocationRequested`
+   * signal aborts when someone asks the holder to let go (requestRevocation, `zklock revoke`,
+   * Curator's Revoker). Costs one more read and watch of our own node per acquire.
+   */
+  revocable?: boolean;
+  /**
+   * Called once, with the lease, when its revocation is requested (needs `revocable: true`).
+   * A throw is rethrown on its own, as an uncaught exception: it cannot harm the lease or the lock.
+   */
+  onRevocationRequested?: (lease: Lease) => void;
+}
+
+/** Bad revocation options fail when the lock is made, not at the first request. */
+export function checkRevocationOptions(options: RevocationOptions, path: string): void {
+  const { revocable, onRevocationRequested } = options;
+  const where = { path, op: 'lock' };
+  if (revocable !== undefined && typeof revocable !== 'boolean') throw new LockError('INVALID_ARGUMENT', `revocable must be a boolean, got ${String(revocable)}`, where);
+  if (onRevocationRequested === undefined) return;
+  if (typeof onRevocationRequested !== 'function') throw new LockError('INVALID_ARGUMENT', 'onRevocationRequested must be a function', where);
+  if (revocable !== true) throw new LockError('INVALID_ARGUMENT', 'onRevocationRequested needs revocable: true (only a revocable lock watches for requests)', where);
+}
+
+/**
+ * Asks the holder of the contender node `nodePath` to release it, as Curator's
+ * Revoker.attemptRevoke does: writes REVOKE_MESSAGE into the node, whatever its version. True
+ * when written; false when the node is gone (released, or its session ended). The write replaces
+ * the owner data that inspection shows (it then says "revocation requested"); no lock decides
+ * anything from node data, so the queue is unaffected. A holder that is not revocable never hears.
+ */
+export async function requestRevocation(client: ZooKeeperClient, nodePath: string, options: CallOptions = {}): Promise<boolean> {
+  validatePath(nodePath, 'requestRevocation');
+  const name = nodePath.slice(nodePath.lastIndexOf('/') + 1);
+  if (!parseContender(name)) {
+    throw new LockError('INVALID_ARGUMENT', `${nodePath} is not a lock contender node (zklock, Curator or kazoo name): only a contender can be asked to let go`, {
+      path: nodePath,
+      op: 'requestRevocation',
+    });
+  }
+  try {
+    await client.setData(nodePath, REVOKE_MESSAGE, { ...options, version: -1 });
+    return true;
+  } catch (error) {
+    if (error instanceof ZooKeeperError && error.code === 'NONODE') return false;
+    throw error;
+  }
+}
+
+/**
+ * A lease's side of the protocol: fed every read of its node's data (the lease monitor's watch,
+ * re-armed on each change), it aborts its signal and calls the callback once, on the first read
+ * that is a request, unless ended (released, handed over, lost) before.
+ */
+export class RevocationRequest {
+  private controller: AbortController | undefined;
+  private requested = false;
+  private ended = false;
+
+  constructor(
+    private readonly node: string,
+    private readonly callback?: () => void,
+  ) {}
+
+  /** Made on first look: most leases are never asked. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.requested) this.controller.abort(this.reason());
+    }
+    return this.controller.signal;
+  }
+
+  /** Data read from our node. */
+  observe(data: Buffer): void {
+    if (isRevocationRequest(data)) this.request();
+  }
+
+  /** A request known otherwise (one pending on the node a downgrade overwrote). */
+  request(): void {
+    if (this.ended || this.requested) return;
+    this.requested = true;
+    this.controller?.abort(this.reason());
+    if (this.callback) callListener(this.callback, []);
+  }
+
+  /** Nothing fires after the lease ends. */
+  end(): void {
+    this.ended = true;
+  }
+
+  private reason(): LockError {
+    return new LockError('REVOCATION_REQUESTED', 'someone asked the holder to release this lock', { path: this.node, op: 'lease' });
+  }
+}
