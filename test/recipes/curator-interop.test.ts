@@ -288,6 +288,36 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
     await fx.assertNoNodes(`${path}/locks`);
   });
 
+  it("revocation: Curator's Revoker ends a revocable Curator holder, whose zklock waiter then holds; written into a zklock holder's node it changes nothing", async () => {
+    const path = '/curator-revoke';
+    const theirs = curator.hold({ kind: 'mutex', path }, { revocable: true });
+    const { node } = await curator.event(theirs, 'acquired');
+    const acquiring = new Mutex(clients[0]!, path).acquire({ timeout: WAITER_TIMEOUT_MS });
+    await queued(path, 2);
+    await curator.revoke(String(node));
+    await curator.event(theirs, 'revoked');
+    const lease = await acquiring;
+    const start = sharedNow();
+    const revoked = await curator.holdInterval(theirs, 'curator-revoked', true);
+
+    // zklock has no revocation: the request is data in our node, which neither our lease nor a waiter goes by.
+    const waiter = contender('curator', 'mutex', path, 0);
+    waiter.start();
+    await queued(path, 2);
+    await curator.revoke(lease.node);
+    assert.equal((await fx.admin.getData(lease.node)).data.toString(), '__REVOKE__', "Curator's request is in our node");
+    assert.ok(lease.held && !lease.signal.aborted, 'the zklock lease still holds');
+    assert.equal(waiter.isHeld(), false, 'the Curator waiter still waits for it');
+    const end = sharedNow();
+    await lease.release();
+    await waiter.held();
+    const last = await waiter.release();
+
+    assertExclusion([revoked, { who: 'zklock', start, end, exclusive: true }, last]);
+    assert.ok(revoked.end <= start && end <= last.start, 'each got the lock only once the one ahead released');
+    await fx.assertNoNodes(path);
+  });
+
   it('multi-lock: zklock MultiLocks over two paths and Curator mutexes on each path never overlap on either', async () => {
     const paths = ['/curator-multi-a', '/curator-multi-b'];
     const cycles = 8;
