@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Lease, ZooKeeperClient } from '../../src/index.js';
-import { MultiLock, Mutex, ReadWriteLock, Semaphore } from '../../src/index.js';
+import type { Lease, LockError, ZooKeeperClient } from '../../src/index.js';
+import { MultiLock, Mutex, ReadWriteLock, Semaphore, requestRevocation } from '../../src/index.js';
 import { WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import type { HoldInterval } from '../support/intervals.js';
 import { assertExclusion, mostAtOnce } from '../support/intervals.js';
@@ -288,26 +288,27 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
     await fx.assertNoNodes(`${path}/locks`);
   });
 
-  it("revocation: Curator's Revoker ends a revocable Curator holder, whose zklock waiter then holds; written into a zklock holder's node it changes nothing", async () => {
+  it("revocation: zklock's request ends a revocable Curator holder, Curator's Revoker reaches a revocable zklock holder, and neither moves the queue", async () => {
     const path = '/curator-revoke';
     const theirs = curator.hold({ kind: 'mutex', path }, { revocable: true });
     const { node } = await curator.event(theirs, 'acquired');
-    const acquiring = new Mutex(clients[0]!, path).acquire({ timeout: WAITER_TIMEOUT_MS });
+    const acquiring = new Mutex(clients[0]!, path, { revocable: true }).acquire({ timeout: WAITER_TIMEOUT_MS });
     await queued(path, 2);
-    await curator.revoke(String(node));
+    assert.equal(await requestRevocation(clients[1]!, String(node)), true);
     await curator.event(theirs, 'revoked');
     const lease = await acquiring;
     const start = sharedNow();
     const revoked = await curator.holdInterval(theirs, 'curator-revoked', true);
 
-    // zklock has no revocation: the request is data in our node, which neither our lease nor a waiter goes by.
     const waiter = contender('curator', 'mutex', path, 0);
     waiter.start();
     await queued(path, 2);
+    assert.equal(lease.revocationRequested.aborted, false, 'no request yet');
     await curator.revoke(lease.node);
-    assert.equal((await fx.admin.getData(lease.node)).data.toString(), '__REVOKE__', "Curator's request is in our node");
-    assert.ok(lease.held && !lease.signal.aborted, 'the zklock lease still holds');
-    assert.equal(waiter.isHeld(), false, 'the Curator waiter still waits for it');
+    await eventually(() => lease.revocationRequested.aborted, undefined, "the zklock lease hears Curator's request");
+    assert.equal((lease.revocationRequested.reason as LockError).code, 'REVOCATION_REQUESTED');
+    assert.ok(lease.held && !lease.signal.aborted, 'a request, not a release: the zklock lease still holds');
+    assert.equal(waiter.isHeld(), false, 'and the Curator waiter still waits for it');
     const end = sharedNow();
     await lease.release();
     await waiter.held();
