@@ -14,9 +14,12 @@ have_zookeeper || missing+=(zookeeper)
 command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || missing+=(python3-kazoo)
 [ -f /usr/share/java/curator-recipes.jar ] || missing+=(libcurator-recipes-java)
+# slf4j-nop silences Curator's logging (chaos/peers/java.ts puts it on the class path); libcurator
+# pulls libslf4j-java in, but a machine that has Curator some other way may lack it.
+[ -f /usr/share/java/slf4j-nop.jar ] || missing+=(libslf4j-java)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-system-deps: java, javac, zookeeper, kazoo and curator are present"
+  echo "install-system-deps: java, javac, zookeeper, kazoo, curator and slf4j are present"
   exit 0
 fi
 

@@ -1,6 +1,5 @@
-import { delimiter } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { classDirFor, compileJava, curatorClasspath, javaTools } from '../../chaos/peers/java.js';
+import { classDirFor, compileJava, curatorClasspath, curatorProgram } from '../../chaos/peers/java.js';
 import type { PeerContention, PeerHerd, PeerResult } from './peer-run.js';
 import { runPeer, wireSpec } from './peer-run.js';
 
@@ -28,8 +27,7 @@ export async function curatorUnavailable(): Promise<string | undefined> {
 
 /** Runs one scenario in a fresh JVM against `connectString` and parses its JSON line. */
 export async function runCurator(connectString: string, spec: CuratorSpec): Promise<PeerResult> {
-  const { java } = await javaTools();
-  const classpath = [classDirFor(SOURCE), ...curatorClasspath()].join(delimiter);
-  const args = Object.entries(wireSpec(connectString, spec)).map(([key, value]) => `${key}=${value}`);
-  return runPeer(java, [...JVM_OPTIONS, '-cp', classpath, 'CuratorBench', ...args]);
+  const { file, args } = await curatorProgram(SOURCE, JVM_OPTIONS);
+  const specArgs = Object.entries(wireSpec(connectString, spec)).map(([key, value]) => `${key}=${value}`);
+  return runPeer(file, [...args, ...specArgs]);
 }

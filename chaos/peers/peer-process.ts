@@ -3,14 +3,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import type { WriteStream } from 'node:fs';
-import { delimiter } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { Language } from '../history.js';
 import type { ContenderProcess } from '../contender-process.js';
 import type { RunnerMessage, WorkerMessage, WorkerStats } from '../worker.js';
-import { classDirFor, compileJava, curatorClasspath, javaTools } from './java.js';
+import { LIGHT_JVM_OPTIONS, curatorProgram } from './java.js';
 
 /** A contender on another library, on the same lock paths as zklock's workers. */
 export type PeerLanguage = Exclude<Language, 'zklock'>;
@@ -40,11 +39,6 @@ const CURATOR_SOURCE = fileURLToPath(new URL('./CuratorWorker.java', import.meta
 const KAZOO_SCRIPT = fileURLToPath(new URL('./kazoo_worker.py', import.meta.url));
 /** Debian's python3-kazoo lives in the system interpreter, not in a pyenv one that may come first on PATH. */
 const PYTHON = '/usr/bin/python3';
-/**
- * A few Curator peers beside ZooKeeper JVMs on two cores: the serial collector and C1 alone start
- * fastest and take the least CPU, and a worker this small needs little heap.
- */
-const JVM_OPTIONS = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Xmx128m'];
 
 /**
  * A Curator or kazoo worker process (chaos/peers/CuratorWorker.java, kazoo_worker.py): it speaks
@@ -77,7 +71,7 @@ export class PeerProcess implements ContenderProcess {
   /** Starts a peer (compiling the Curator worker first when its class files are stale); resolves once it is spawned. */
   static async start(options: PeerOptions): Promise<PeerProcess> {
     const { language, log, ...config } = options;
-    const { file, args } = language === 'curator' ? await curatorCommand() : kazooCommand();
+    const { file, args } = language === 'curator' ? await curatorProgram(CURATOR_SOURCE, LIGHT_JVM_OPTIONS) : kazooCommand();
     const child = spawn(file, [...args, JSON.stringify(config)], { stdio: ['pipe', 'pipe', log] });
     await once(child, 'spawn');
     return new PeerProcess(config.name, language, child, log);
@@ -96,14 +90,6 @@ export class PeerProcess implements ContenderProcess {
 interface Command {
   file: string;
   args: string[];
-}
-
-async function curatorCommand(): Promise<Command> {
-  const classpath = curatorClasspath();
-  const classDir = classDirFor(CURATOR_SOURCE);
-  await compileJava(CURATOR_SOURCE, classDir, classpath);
-  const { java } = await javaTools();
-  return { file: java, args: [...JVM_OPTIONS, '-cp', [classDir, ...classpath].join(delimiter), 'CuratorWorker'] };
 }
 
 function kazooCommand(): Command {

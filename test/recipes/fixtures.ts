@@ -3,6 +3,8 @@ import type { ClientOptions } from '../../src/index.js';
 import { ZooKeeperClient, ZooKeeperError, parseContender } from '../../src/index.js';
 import type { ZooKeeperServerOptions } from '../../src/testing/index.js';
 import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
+import { WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import type { HoldInterval } from '../support/intervals.js';
 
 /** Short ticks so that session timeouts of a second or two are granted: fault tests run in seconds. */
 export const FAST_SERVER = { tickTime: 200, minSessionTimeout: 400, maxSessionTimeout: 20_000 } as const;
@@ -104,6 +106,24 @@ export function assertFairExclusion(intervals: readonly Interval[]): void {
     assert.ok(prev.end <= next.start, `two holders at once: ${JSON.stringify(prev)} overlaps ${JSON.stringify(next)}`);
     assert.ok(next.seq > prev.seq, `FIFO broken: token ${next.token} (seq ${next.seq}) acquired after token ${prev.token} (seq ${prev.seq})`);
   }
+}
+
+/** What `holdLoop` takes turns on: a lock, a semaphore or a multi-lock. */
+interface Acquirable {
+  acquire(options: { timeout: number }): Promise<{ release(): Promise<void> }>;
+}
+
+/** `cycles` times: acquire, hold `holdMs`, release; each hold as seen on the shared clock. */
+export async function holdLoop(lock: Acquirable, who: string, cycles: number, exclusive: boolean, holdMs = 5): Promise<HoldInterval[]> {
+  const intervals: HoldInterval[] = [];
+  for (let i = 0; i < cycles; i++) {
+    const lease = await lock.acquire({ timeout: WAITER_TIMEOUT_MS });
+    const start = sharedNow();
+    await sleep(holdMs);
+    intervals.push({ who, start, end: sharedNow(), exclusive });
+    await lease.release();
+  }
+  return intervals;
 }
 
 /** Resolves after `ms`. */
