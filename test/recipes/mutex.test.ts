@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Lease } from '../../src/index.js';
 import { LockError, LockLostError, Mutex, NonReentrantMutex, ZooKeeperClient, ZooKeeperError, inspectLock } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, countListings, recordRequests, seqOf, sleep, within } from './fixtures.js';
 
@@ -365,6 +366,18 @@ describe('fair mutex', () => {
     const last = new Mutex(waiterClients[2]!, path, { onWake: () => wakes++ }).acquire({ timeout: WAITER_TIMEOUT_MS });
     void last.then(() => (held = true));
     await eventually(async () => (await zk.children(path)).length === 4, ROUND_TRIPS_MS, 'the last waiter queued');
+    // Both of its watches must be on the server before anyone leaves: a node already gone when the
+    // watch is asked for is read as gone, with no event to count (a busy machine can take longer
+    // than the pause between the leavers to get there).
+    const [, first, second] = (await zk.children(path)).map((name) => `${path}/${name}`).sort((a, b) => seqOf(a) - seqOf(b));
+    await eventually(
+      async () => {
+        const watched = await serverWatches(zk.server, waiterClients[2]!.sessionId);
+        return watched.includes(first!) && watched.includes(second!);
+      },
+      ROUND_TRIPS_MS,
+      'the last waiter watches both waiters ahead of it',
+    );
     for (const controller of leave) {
       controller.abort();
       await sleep(300);
