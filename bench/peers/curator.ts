@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { classDirFor, compileJava, curatorClasspath, curatorProgram } from '../../chaos/peers/java.js';
+import { curatorProgram } from '../../chaos/peers/java.js';
 import type { PeerContention, PeerHerd, PeerResult } from './peer-run.js';
 import { runPeer, wireSpec } from './peer-run.js';
 
@@ -18,7 +18,7 @@ export type CuratorSpec =
 /** Compiles the Curator side (cached); the reason when it cannot run here (its column is then left empty). */
 export async function curatorUnavailable(): Promise<string | undefined> {
   try {
-    await compileJava(SOURCE, classDirFor(SOURCE), curatorClasspath());
+    await curatorProgram(SOURCE, JVM_OPTIONS);
     return undefined;
   } catch (error) {
     return `Curator skipped: ${error instanceof Error ? error.message : String(error)}`;

@@ -4,7 +4,7 @@ import type { Lease, LockError, ZooKeeperClient } from '../../src/index.js';
 import { MultiLock, Mutex, ReadWriteLock, Semaphore, requestRevocation } from '../../src/index.js';
 import { WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import type { HoldInterval } from '../support/intervals.js';
-import { assertExclusion, mostAtOnce } from '../support/intervals.js';
+import { assertExclusion, mostAtOnce, sideChanges } from '../support/intervals.js';
 import { eventually } from '../support/wait.js';
 import type { CuratorKind, Target } from './fixtures/curator-peer.js';
 import { CuratorPeer } from './fixtures/curator-peer.js';
@@ -39,14 +39,19 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
 
   before(async () => {
     fx = await RecipeFixture.start();
-    [curator, ...clients] = await Promise.all([CuratorPeer.start(fx.server.connectString), fx.client(), fx.client(), fx.client()]);
+    // Settled apart, so `after` ends a JVM that started even when a zklock client failed to connect.
+    const [peer, sessions] = await Promise.allSettled([CuratorPeer.start(fx.server.connectString), Promise.all([fx.client(), fx.client(), fx.client()])]);
+    if (peer.status === 'fulfilled') curator = peer.value;
+    if (sessions.status === 'fulfilled') clients = sessions.value;
+    for (const started of [peer, sessions]) if (started.status === 'rejected') throw started.reason;
   });
   after(async () => {
     await curator?.close();
     await fx?.close();
   });
 
-  function zklockContender(who: string, lock: { acquire(o: { timeout: number }): Promise<Lease>; tryAcquire(): Promise<Lease | null> }, exclusive: boolean): Contender {
+  /** A zklock contender; `lease()` is its lease once held. */
+  function zklockContender(who: string, lock: { acquire(o: { timeout: number }): Promise<Lease>; tryAcquire(): Promise<Lease | null> }, exclusive: boolean): Contender & { lease(): Lease } {
     let pending: Promise<Lease> | undefined;
     let lease: Lease | undefined;
     let start = 0;
@@ -65,6 +70,10 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
       },
       held: async () => void (await pending),
       isHeld: () => lease !== undefined,
+      lease: () => {
+        assert.ok(lease, `${who} holds`);
+        return lease;
+      },
       release: async () => {
         assert.ok(lease, `${who} holds`);
         const end = sharedNow();
@@ -94,15 +103,31 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
     };
   }
 
-  /** A contender of `language` for `kind` on `path`; zklock's on client `n`. */
-  function contender(language: Language, kind: CuratorKind, path: string, n: number): Contender {
+  /** A contender of `language` for `kind` on `path` (a semaphore of `leases`); zklock's on client `n`. */
+  function contender(language: Language, kind: CuratorKind, path: string, n: number, leases = 2): Contender {
     const exclusive = kind === 'mutex' || kind === 'write';
     const who = `${language}-${kind}-${n}`;
-    if (language === 'curator') return curatorContender(who, { kind, path }, exclusive);
+    if (language === 'curator') return curatorContender(who, kind === 'semaphore' ? { kind, path, leases } : { kind, path }, exclusive);
     const client = clients[n]!;
-    const lock = kind === 'mutex' ? new Mutex(client, path) : kind === 'read' ? new ReadWriteLock(client, path).readLock : new ReadWriteLock(client, path).writeLock;
-    return zklockContender(who, lock, exclusive);
+    const locks = { mutex: () => new Mutex(client, path), read: () => new ReadWriteLock(client, path).readLock, write: () => new ReadWriteLock(client, path).writeLock, semaphore: () => new Semaphore(client, path, leases) };
+    return zklockContender(who, locks[kind](), exclusive);
   }
+
+  /**
+   * Curator loops on `targets` (each on a session of its own) and zklock's loops started by
+   * `ours`, all started together once Curator's sessions are connected; each side's holds, loop by loop.
+   */
+  async function loopTogether(targets: readonly Target[], cycles: number, exclusive: boolean, ours: () => Promise<HoldInterval[]>[]): Promise<{ ours: HoldInterval[][]; theirs: HoldInterval[][] }> {
+    const ids = await Promise.all(targets.map((target) => curator.loop(target, cycles)));
+    for (const id of ids) curator.go(id);
+    const zklock = await Promise.all(ours());
+    return { ours: zklock, theirs: await Promise.all(ids.map((id) => curator.loopIntervals(id, `curator-${id}`, exclusive))) };
+  }
+
+  /** Whose hold an interval was, for counting how often the lock changed sides. */
+  const sideOf = (interval: HoldInterval): Language => (interval.who.startsWith('zklock') ? 'zklock' : 'curator');
+  /** Loops that contended hand the lock across many times; ones that ran one after the other, once. */
+  const CONTENDED_CHANGES = 2;
 
   /** Waits until the server lists `count` contender nodes under `path`: the waiters started have queued. */
   const queued = (path: string, count: number): Promise<void> => eventually(async () => (await fx.children(path)).length === count, undefined, `${count} nodes under ${path}`);
@@ -126,11 +151,11 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
     };
   }
 
-  it('runs Apache Curator 5.4, whose clock is the one the zklock side reads', (t) => {
+  it('runs Apache Curator 5.4, whose clock is the one the zklock side reads', async (t) => {
     t.diagnostic(`Apache Curator ${curator.version} (Debian's libcurator-recipes-java)`);
     assert.match(curator.version, /^5\.4\./);
-    // The JVM's System.nanoTime read between two of our reads: intervals from both sides compare.
-    const { before: ours, peer, after: later } = curator.clockCheck;
+    // The JVM's System.nanoTime read within one round trip of ours: intervals from both sides compare.
+    const { before: ours, peer, after: later } = await curator.clockCheck();
     assert.ok(ours <= peer && peer <= later, `Curator's clock ${peer} is not between ours ${ours} and ${later}`);
   });
 
@@ -163,13 +188,13 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
   it('mutex: contended loops of three zklock and three Curator sessions never overlap, and every one gets its turns', async () => {
     const path = '/curator-mutex-loop';
     const cycles = 12;
-    const nodes = sampleChildren(path);
-    const ids = [0, 1, 2].map(() => curator.loop({ kind: 'mutex', path }, cycles));
-    const ours = await Promise.all(clients.map((client, n) => holdLoop(new Mutex(client, path), `zklock-${n}`, cycles, true)));
-    const theirs = await Promise.all(ids.map((id) => curator.loopIntervals(id, `curator-${id}`, true)));
-    assert.ok(await nodes.stop() <= 6, 'each of the six contenders has at most one node on the server');
+    const { ours, theirs } = await loopTogether([0, 1, 2].map(() => ({ kind: 'mutex', path })), cycles, true, () =>
+      clients.map((client, n) => holdLoop(new Mutex(client, path), `zklock-${n}`, cycles, true)),
+    );
     for (const intervals of [...ours, ...theirs]) assert.equal(intervals.length, cycles);
-    assertExclusion([...ours, ...theirs].flat());
+    const all = [...ours, ...theirs].flat();
+    assertExclusion(all);
+    assert.ok(sideChanges(all, sideOf) >= CONTENDED_CHANGES, `the two sides contended: the lock changed sides ${sideChanges(all, sideOf)} times`);
     await fx.assertNoNodes(path);
   });
 
@@ -249,23 +274,21 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
   for (const first of LANGUAGES) {
     it(`semaphore: ${first} holders of all the leases keep ${other(first)} out, and a mixed pair fills it for both`, async () => {
       const path = `/curator-sem-${first}`;
-      const sem = (n: number): Contender => zklockContender(`zklock-${n}`, new Semaphore(clients[n]!, path, 2), false);
-      const theirs = (n: number): Contender => curatorContender(`curator-${n}`, { kind: 'semaphore', path, leases: 2 }, false);
-      const side = (language: Language, n: number): Contender => (language === 'zklock' ? sem(n) : theirs(n));
+      const side = (language: Language, n: number): Contender => contender(language, 'semaphore', path, n, 2);
 
       const full = [side(first, 0), side(first, 1)];
       for (const holder of full) holder.start();
       await Promise.all(full.map((holder) => holder.held()));
       assert.equal(await side(other(first), 2).tryAcquire(), false, `${other(first)} sees both leases taken by ${first}`);
-      const firstHolds = await Promise.all(full.map((holder) => holder.release()));
+      await Promise.all(full.map((holder) => holder.release()));
 
       const mixed = [side(first, 0), side(other(first), 1)];
       for (const holder of mixed) holder.start();
       await Promise.all(mixed.map((holder) => holder.held()));
       for (const language of LANGUAGES) assert.equal(await side(language, 2).tryAcquire(), false, `${language} sees the mixed pair fill the semaphore`);
-      const mixedHolds = await Promise.all(mixed.map((holder) => holder.release()));
+      assert.equal((await fx.children(`${path}/leases`)).length, 2, "the server lists both sides' leases in one place");
+      await Promise.all(mixed.map((holder) => holder.release()));
 
-      assert.equal(mostAtOnce([...firstHolds, ...mixedHolds]), 2);
       await fx.assertNoNodes(`${path}/leases`);
       await fx.assertNoNodes(`${path}/locks`);
     });
@@ -275,15 +298,16 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
     const path = '/curator-sem-loop';
     const [leases, cycles] = [2, 10];
     const leaseNodes = sampleChildren(`${path}/leases`);
-    const ids = [0, 1, 2].map(() => curator.loop({ kind: 'semaphore', path, leases }, cycles));
-    const ours = await Promise.all(clients.map((client, n) => holdLoop(new Semaphore(client, path, leases), `zklock-${n}`, cycles, false)));
-    const theirs = await Promise.all(ids.map((id) => curator.loopIntervals(id, `curator-${id}`, false)));
+    const { ours, theirs } = await loopTogether([0, 1, 2].map(() => ({ kind: 'semaphore', path, leases })), cycles, false, () =>
+      clients.map((client, n) => holdLoop(new Semaphore(client, path, leases), `zklock-${n}`, cycles, false)),
+    );
     // Curator creates its lease node before counting (zklock only once a slot is free), so the
     // queue's head may add one node beside the holders while it waits.
     assert.ok((await leaseNodes.stop()) <= leases + 1, 'the server never lists more lease nodes than holders and the queue head');
     for (const intervals of [...ours, ...theirs]) assert.equal(intervals.length, cycles, 'every contender had all its turns');
     const all = [...ours, ...theirs].flat();
     assert.ok(mostAtOnce(all) <= leases, `at most ${leases} holders at once across both sides (saw ${mostAtOnce(all)})`);
+    assert.ok(sideChanges(all, sideOf) >= CONTENDED_CHANGES, `the two sides contended: the leases changed sides ${sideChanges(all, sideOf)} times`);
     await fx.assertNoNodes(`${path}/leases`);
     await fx.assertNoNodes(`${path}/locks`);
   });
@@ -292,12 +316,15 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
     const path = '/curator-revoke';
     const theirs = curator.hold({ kind: 'mutex', path }, { revocable: true });
     const { node } = await curator.event(theirs, 'acquired');
-    const acquiring = new Mutex(clients[0]!, path, { revocable: true }).acquire({ timeout: WAITER_TIMEOUT_MS });
+    const ours = zklockContender('zklock', new Mutex(clients[0]!, path, { revocable: true }), true);
+    ours.start();
     await queued(path, 2);
     assert.equal(await requestRevocation(clients[1]!, String(node)), true);
     await curator.event(theirs, 'revoked');
-    const lease = await acquiring;
-    const start = sharedNow();
+    // Curator's listener printed "revoked" before it released: a request that let the waiter in would show here.
+    assert.equal(ours.isHeld(), false, 'the zklock waiter still waits when Curator hears the request');
+    await ours.held();
+    const lease = ours.lease();
     const revoked = await curator.holdInterval(theirs, 'curator-revoked', true);
 
     const waiter = contender('curator', 'mutex', path, 0);
@@ -309,26 +336,28 @@ describe('interop with Apache Curator on the same lock path', { timeout: 180_000
     assert.equal((lease.revocationRequested.reason as LockError).code, 'REVOCATION_REQUESTED');
     assert.ok(lease.held && !lease.signal.aborted, 'a request, not a release: the zklock lease still holds');
     assert.equal(waiter.isHeld(), false, 'and the Curator waiter still waits for it');
-    const end = sharedNow();
-    await lease.release();
+    const held = await ours.release();
     await waiter.held();
     const last = await waiter.release();
 
-    assertExclusion([revoked, { who: 'zklock', start, end, exclusive: true }, last]);
-    assert.ok(revoked.end <= start && end <= last.start, 'each got the lock only once the one ahead released');
+    assertExclusion([revoked, held, last]);
+    assert.ok(revoked.end <= held.start && held.end <= last.start, 'each got the lock only once the one ahead released');
     await fx.assertNoNodes(path);
   });
 
   it('multi-lock: zklock MultiLocks over two paths and Curator mutexes on each path never overlap on either', async () => {
     const paths = ['/curator-multi-a', '/curator-multi-b'];
     const cycles = 8;
-    const ids = paths.flatMap((path) => [0, 1].map(() => ({ path, id: curator.loop({ kind: 'mutex', path }, cycles) })));
-    const ours = (await Promise.all(clients.slice(0, 2).map((client, n) => holdLoop(new MultiLock(paths.map((path) => new Mutex(client, path))), `zklock-multi-${n}`, cycles, true)))).flat();
-    const theirs = await Promise.all(ids.map(async ({ path, id }) => ({ path, intervals: await curator.loopIntervals(id, `curator-${id}`, true) })));
+    const targets = paths.flatMap((path) => [0, 1].map((): Target => ({ kind: 'mutex', path })));
+    const loops = await loopTogether(targets, cycles, true, () =>
+      clients.slice(0, 2).map((client, n) => holdLoop(new MultiLock(paths.map((path) => new Mutex(client, path))), `zklock-multi-${n}`, cycles, true)),
+    );
+    const ours = loops.ours.flat();
     for (const path of paths) {
-      const onPath = theirs.filter((t) => t.path === path).flatMap((t) => t.intervals);
+      const onPath = loops.theirs.filter((_, i) => targets[i]!.path === path).flat();
       assert.equal(onPath.length, 2 * cycles);
       assertExclusion([...ours, ...onPath]);
+      assert.ok(sideChanges([...ours, ...onPath], sideOf) >= CONTENDED_CHANGES, `the two sides contended on ${path}`);
       await fx.assertNoNodes(path);
     }
     assert.equal(ours.length, 2 * cycles);

@@ -29,3 +29,12 @@ export function mostAtOnce(intervals: readonly HoldInterval[]): number {
   for (const { step } of edges) most = Math.max(most, (now += step));
   return most;
 }
+
+/**
+ * How often the lock changed sides from one hold to the next, in order of start: contenders that
+ * truly ran at once hand over between sides; ones that ran one after the other change once at most.
+ */
+export function sideChanges(intervals: readonly HoldInterval[], side: (interval: HoldInterval) => string): number {
+  const sides = [...intervals].sort((a, b) => a.start - b.start).map(side);
+  return sides.filter((s, i) => i > 0 && s !== sides[i - 1]).length;
+}

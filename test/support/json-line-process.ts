@@ -7,7 +7,8 @@ export type JsonLine = Record<string, unknown>;
 
 /**
  * A peer process (a kazoo or Curator contender) that takes lines on its stdin and prints one JSON
- * object a line on its stdout; every line is kept, in order, for the test to look through.
+ * object a line on its stdout; every line is kept, in order, for the test to look through (one
+ * that is not a JSON object, say a runtime's warning, as `{ raw }`, which no event matches).
  * Its stderr is shown only when it exits with an error.
  */
 export class JsonLineProcess {
@@ -27,7 +28,7 @@ export class JsonLineProcess {
     // A peer that has exited closes the pipe; a line to it then has no one to read it.
     this.child.stdin.on('error', () => undefined);
     createInterface({ input: this.child.stdout }).on('line', (line) => {
-      this.lines.push(JSON.parse(line) as JsonLine);
+      this.lines.push(parseLine(line));
       this.wake();
     });
     this.exited = new Promise((resolve) =>
@@ -75,4 +76,14 @@ export class JsonLineProcess {
   private wake(): void {
     for (const wake of this.waiters.splice(0)) wake();
   }
+}
+
+function parseLine(line: string): JsonLine {
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as JsonLine;
+  } catch {
+    // Not JSON: kept as it came.
+  }
+  return { raw: line };
 }
