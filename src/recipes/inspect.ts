@@ -1,4 +1,4 @@
-import type { ZooKeeperClient } from '../client/index.js';
+import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender } from './contender-name.js';
 import { blockers, sortContenders } from './contender-name.js';
@@ -73,20 +73,7 @@ async function describeQueue(
   queue.forEach((contender, i) => {
     const read = reads[i];
     if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
-    const downgraded = isDowngraded(read.data);
-    const revoking = isRevocationRequest(read.data);
-    all.push({
-      name: contender.name,
-      path: joinPath(parent, contender.name),
-      seq: contender.seq,
-      kind: downgraded ? 'shared' : contender.kind,
-      ...(downgraded ? { downgraded: true as const } : {}),
-      owner: revoking ? { id: '(revocation requested)' } : parseOwner(read.data),
-      ...(revoking ? { revocationRequested: true as const } : {}),
-      sessionId: read.stat.ephemeralOwner,
-      createdAt: new Date(read.stat.ctime),
-      fencingToken: read.stat.czxid,
-    });
+    all.push(describe(joinPath(parent, contender.name), contender, read));
   });
   // Nodes that went between the listing and the reads block nobody. A downgraded writer is a
   // reader here: it no longer blocks readers, and still blocks the writers behind it.
@@ -95,6 +82,54 @@ async function describeQueue(
     if (blockers(present, contender).length === 0) holding.add(contender.name);
   }
   return { all, holding };
+}
+
+/** A contender node as read: a downgraded writer is a reader (see ContenderInfo.kind). */
+function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kind'>, read: { data: Buffer; stat: Stat }): ContenderInfo {
+  const downgraded = isDowngraded(read.data);
+  const revoking = isRevocationRequest(read.data);
+  return {
+    name: contender.name,
+    path,
+    seq: contender.seq,
+    kind: downgraded ? 'shared' : contender.kind,
+    ...(downgraded ? { downgraded: true as const } : {}),
+    owner: revoking ? { id: '(revocation requested)' } : parseOwner(read.data),
+    ...(revoking ? { revocationRequested: true as const } : {}),
+    sessionId: read.stat.ephemeralOwner,
+    createdAt: new Date(read.stat.ctime),
+    fencingToken: read.stat.czxid,
+  };
+}
+
+/** What a lock object's `participants()` answers: inspectLock, where a lock path not made yet (or reaped) has nobody. */
+export async function participantsOf(client: ZooKeeperClient, lockPath: string): Promise<LockState> {
+  try {
+    return await inspectLock(client, lockPath);
+  } catch (error) {
+    if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath, holders: [], waiters: [] };
+    throw error;
+  }
+}
+
+/** The holders of a semaphore's leases, in creation order (a lease's `seq` is its node's). */
+export async function leaseHoldersOf(client: ZooKeeperClient, semaphorePath: string): Promise<ContenderInfo[]> {
+  return (await describeQueue(client, joinPath(semaphorePath, 'leases'), true)).all;
+}
+
+/**
+ * A simple lock's holder: the node at its path, if any. Its waiters leave no node (they watch
+ * the path), so none can be listed; the node has no sequence: its `seq` is 0.
+ */
+export async function simpleLockState(client: ZooKeeperClient, path: string): Promise<LockState> {
+  try {
+    const read = await client.getData(path);
+    const name = path.slice(path.lastIndexOf('/') + 1);
+    return { lockPath: path, holders: [describe(path, { name, seq: 0, kind: 'exclusive' }, read)], waiters: [] };
+  } catch (error) {
+    if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath: path, holders: [], waiters: [] };
+    throw error;
+  }
 }
 
 /** Semaphore lease nodes (`_c_<uuid>-lease-<seq>`), in creation order. */

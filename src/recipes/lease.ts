@@ -24,6 +24,8 @@ export interface ReleaseHooks {
   deleted?: () => void;
   /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-record.ts). */
   record?: { data: Buffer; version: number };
+  /** Called when the holder releases the lease or hands its node over, before anything is deleted. */
+  ended?: () => void;
   /** Called when the server has no write permission for the record (the node was deleted all the same). */
   recordRefused?: () => void;
 }
@@ -159,6 +161,7 @@ export class Lease implements AsyncDisposable {
     this.released = true;
     this.revocation.end();
     this.monitor.stop();
+    this.hooks.ended?.();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -17,7 +17,9 @@ import { ZooKeeperError } from '../client/index.js';
  * - `LOCK_LOST`: an acquire from inside a section whose lease was lost (its node may still be
  *   there, and a new node of ours would wait behind it); the lease's LockLostError is the cause.
  * - `GUARD_NOT_SUPPORTED`: `guard()` on a lease whose node a namesake may replace (SimpleLock).
- * - `INVALID_ARGUMENT`: bad options (a negative timeout, a semaphore of 0, an empty lock set).
+ * - `LEASE_LIMIT_MISMATCH`: a semaphore's limit differs from the one recorded on its path by
+ *   the contenders before it (see lease-limit.ts).
+ * - `INVALID_ARGUMENT`: bad options (a negative timeout, a semaphore of 0, more leases than it allows, an empty lock set).
  * - `REVOCATION_REQUESTED`: not thrown; the reason of a revocable lease's `revocationRequested`
  *   signal (someone asked the holder to let go; see revocation.ts).
  */
@@ -31,6 +33,7 @@ export type LockErrorCode =
   | 'NOT_HELD'
   | 'LOCK_LOST'
   | 'GUARD_NOT_SUPPORTED'
+  | 'LEASE_LIMIT_MISMATCH'
   | 'INVALID_ARGUMENT'
   | 'REVOCATION_REQUESTED';
 

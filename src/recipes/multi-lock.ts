@@ -1,17 +1,18 @@
 import { LockError } from './lock-error.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
+import type { LockState } from './inspect.js';
 import type { Lease } from './lease.js';
 import type { QueueLock } from './mutex.js';
 import { releaseQuietly } from './mutex.js';
 
-/** Several held locks as one. Its signal aborts when any of them is lost. */
+/** Several held locks (or a semaphore's leases) as one. Its signal aborts when any of them is lost. */
 export class MultiLease implements AsyncDisposable {
   private readonly combined: AbortSignal;
   private released = false;
 
   constructor(
-    /** In acquisition order (sorted by lock path). */
+    /** In acquisition order (a multi-lock's sorted by lock path). */
     readonly leases: readonly Lease[],
   ) {
     this.combined = AbortSignal.any(leases.map((lease) => lease.signal));
@@ -114,6 +115,11 @@ export class MultiLock {
     // Each answer was read at its own moment: a stall between two of them (the locks may be on
     // clients with different timeouts) can have run out an earlier one's proof. Ask all at once.
     return confirmed.every(Boolean) && taken.every((lease) => lease.held);
+  }
+
+  /** Each lock's holders and waiters, in the multi-lock's (sorted path) order. */
+  async participants(): Promise<LockState[]> {
+    return Promise.all(this.locks.map((lock) => lock.participants()));
   }
 
   async runExclusive<T>(fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {

@@ -8,6 +8,9 @@ import { Deadline } from './deadline.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { ownerData } from './owner-data.js';
+import { heldInProcess, tracked } from './holds.js';
+import type { LockState } from './inspect.js';
+import { participantsOf } from './inspect.js';
 import { refuseInside, runSection, sectionOf } from './reentrancy.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
@@ -103,14 +106,27 @@ export class QueueLock {
   }
 
   private lease(node: HeldNode, previous: ReleasedContender | undefined): Lease {
-    if (this.kind !== 'exclusive') return new Lease(this.client, this.lockPath, node.path, node.stat, this.options);
+    if (this.kind !== 'exclusive') return tracked(this, (hooks) => new Lease(this.client, this.lockPath, node.path, node.stat, this.options, hooks));
     const held = { seq: node.seq, czxid: node.stat.czxid };
     if (previous) this.uncontended = provenSole(previous, held);
-    return new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
-      deleted: () => (this.released = held),
-      record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
-      recordRefused: () => (this.recordRefused = true),
-    });
+    return tracked(this, (hooks) =>
+      new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
+        ...hooks,
+        deleted: () => (this.released = held),
+        record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
+        recordRefused: () => (this.recordRefused = true),
+      }),
+    );
+  }
+
+  /** Whether a lease taken from this lock object is held (not released, not lost), by any caller in this process. */
+  isAcquiredInThisProcess(): boolean {
+    return heldInProcess(this);
+  }
+
+  /** Who holds this lock path and who waits, in queue order (see inspectLock); nobody when the path does not exist. */
+  async participants(): Promise<LockState> {
+    return participantsOf(this.client, this.lockPath);
   }
 
   /** Runs `fn` holding the lock, then releases it (even when `fn` throws). */

@@ -5,6 +5,7 @@ import { LockError } from './lock-error.js';
 import type { LockOptions } from './mutex.js';
 import { QueueLock } from './mutex.js';
 import { downgradedData, ownerData } from './owner-data.js';
+import { tracked } from './holds.js';
 import { refuseInside, sectionOf } from './reentrancy.js';
 import { isRevocationRequest } from './revocation.js';
 
@@ -57,7 +58,7 @@ export class ReadWriteLock {
       }
     }
     writeLease.handOver();
-    return new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: pending });
+    return tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: pending }, hooks));
   }
 }
 

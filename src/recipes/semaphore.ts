@@ -2,6 +2,10 @@ import type { WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath, validatePath } from '../client/index.js';
 import { createProtected } from './contender-queue.js';
 import { randomUUID } from 'node:crypto';
+import type { ContenderInfo, LockState } from './inspect.js';
+import { leaseHoldersOf, participantsOf } from './inspect.js';
+import { verifyLeaseLimit } from './lease-limit.js';
+import { MultiLease } from './multi-lock.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
@@ -26,6 +30,7 @@ export interface SemaphoreOptions extends LeaseMonitorOptions {
  * Up to `maxLeases` holders at once, in Curator's InterProcessSemaphoreV2 layout: waiters queue
  * on a fair lock at `<path>/locks`; only the head of that queue watches `<path>/leases` for a
  * free slot, so one release wakes one waiter; a lease is an ephemeral node under `<path>/leases`.
+ * The limit is recorded in `<path>`'s data, so contenders with another limit fail (lease-limit.ts).
  */
 export class Semaphore {
   private readonly queue: Mutex;
@@ -46,14 +51,23 @@ export class Semaphore {
     this.leasesPath = joinPath(path, 'leases');
   }
 
-  /** Waits for a lease; when the session expires while waiting, queues again with the new session while the deadline allows. */
-  async acquire(options: AcquireOptions = {}): Promise<Lease> {
+  /**
+   * Waits for a lease; with `leases: k`, for k leases at once, all or none, as one MultiLease
+   * (released together). When the session expires while waiting, queues again with the new
+   * session while the deadline allows. INVALID_ARGUMENT at once for a k that is not a whole
+   * number from 1 to `maxLeases` (more could never be had); LEASE_LIMIT_MISMATCH when the path
+   * records another limit (see lease-limit.ts).
+   */
+  acquire(options: AcquireOptions & { leases: number }): Promise<MultiLease>;
+  acquire(options?: AcquireOptions & { leases?: undefined }): Promise<Lease>;
+  async acquire(options: AcquireOptions & { leases?: number } = {}): Promise<Lease | MultiLease> {
+    const count = this.leaseCount(options.leases, 'acquire');
     const deadline = new Deadline(options, this.path, 'acquire');
     try {
       for (;;) {
         try {
-          const lease = await this.attempt(deadline, true);
-          if (lease) return lease;
+          const leases = await this.attempt(deadline, true, count ?? 1);
+          if (leases) return count === undefined ? leases[0]! : new MultiLease(leases);
         } catch (error) {
           // Our place went with the session: queue again, unless no new session can come.
           if (!(error instanceof ZooKeeperError) || error.code !== 'SESSIONEXPIRED' || deadline.expired || this.client.terminated) throw error;
@@ -66,44 +80,19 @@ export class Semaphore {
     }
   }
 
-  /** With `wait` false: null (and no node left) when the queue is busy or no slot is free. */
-  private async attempt(deadline: Deadline, wait: boolean): Promise<Lease | null> {
-    let queueLease: Lease | null = null;
-    try {
-      queueLease = wait ? await this.queue.acquire({ signal: deadline.signal }) : await this.queue.tryAcquire();
-      if (!queueLease) return null;
-      if (!(await this.waitForSlot(deadline, wait, queueLease))) return null;
-      const node = await createProtected(
-        this.client,
-        this.leasesPath,
-        () => {
-          const uuid = randomUUID();
-          return { prefix: `_c_${uuid}-lease-`, protectionId: uuid };
-        },
-        ownerData(this.options.ownerId),
-        deadline,
-      );
-      // Created on a newer session than the one heading the queue: another head may count a slot for itself too.
-      if (node.stat.ephemeralOwner !== queueLease.sessionId || !queueLease.held) {
-        await deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner);
-        throw sessionLost(this.path);
-      }
-      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
-      return new Lease(this.client, this.path, node.path, node.stat, this.options);
-    } finally {
-      if (queueLease) await releaseQuietly(queueLease);
-    }
-  }
-
   /**
-   * A lease if a slot is free now and nobody queues for one, else null; leaves no node when it
-   * returns null. Not `acquire({ timeout: 0 })`, which would refuse even the round trips of
-   * creating a missing path.
+   * A lease (with `leases: k`, k leases) if that many slots are free now and nobody queues for
+   * one, else null; leaves no node when it returns null. Not `acquire({ timeout: 0 })`, which
+   * would refuse even the round trips of creating a missing path.
    */
-  async tryAcquire(): Promise<Lease | null> {
+  tryAcquire(options: { leases: number }): Promise<MultiLease | null>;
+  tryAcquire(options?: { leases?: undefined }): Promise<Lease | null>;
+  async tryAcquire(options: { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+    const count = this.leaseCount(options.leases, 'tryAcquire');
     const deadline = new Deadline({}, this.path, 'tryAcquire');
     try {
-      return await this.attempt(deadline, false);
+      const leases = await this.attempt(deadline, false, count ?? 1);
+      return !leases ? null : count === undefined ? leases[0]! : new MultiLease(leases);
     } finally {
       deadline.dispose();
     }
@@ -118,13 +107,72 @@ export class Semaphore {
     }
   }
 
+  /** Who holds a lease, in the order they took them, with their owner where the holder wrote one (Curator's getParticipantNodes, kazoo's lease_holders). */
+  async leaseHolders(): Promise<ContenderInfo[]> {
+    return leaseHoldersOf(this.client, this.path);
+  }
+
+  /** The lease holders (`holders`) and the queue for leases (`waiters`, its head first); nobody when the path does not exist. */
+  async participants(): Promise<LockState> {
+    return participantsOf(this.client, this.path);
+  }
+
+  private leaseCount(leases: number | undefined, op: string): number | undefined {
+    if (leases === undefined || (Number.isInteger(leases) && leases >= 1 && leases <= this.maxLeases)) return leases;
+    throw new LockError('INVALID_ARGUMENT', `leases must be a whole number from 1 to ${this.maxLeases}, got ${String(leases)}`, { path: this.path, op });
+  }
+
   /**
-   * We head the queue: wait until fewer than `maxLeases` leases exist, then the caller creates
-   * ours. Only the queue's head creates lease nodes and holders only delete theirs, so the count
-   * cannot grow meanwhile; creating only then keeps a waiter's node out of `leases/`, where
-   * inspection would count it as a holder. False (not waiting) when `wait` is false and no slot is free.
+   * One turn at the head of the queue: `count` leases, or null (and no node) when `wait` is false
+   * and they are not free. The head keeps the queue until it has all of them, so nobody behind
+   * takes a slot meanwhile (Curator's acquire(qty) queues once per lease, and two of them can
+   * each hold part of what the other waits for).
    */
-  private async waitForSlot(deadline: Deadline, wait: boolean, queueLease: Lease): Promise<boolean> {
+  private async attempt(deadline: Deadline, wait: boolean, count: number): Promise<Lease[] | null> {
+    let queueLease: Lease | null = null;
+    try {
+      queueLease = wait ? await this.queue.acquire({ signal: deadline.signal }) : await this.queue.tryAcquire();
+      if (!queueLease) return null;
+      // Sent before the first count of the leases, so both come back in one round trip.
+      const limitChecked = verifyLeaseLimit(this.client, this.path, this.maxLeases, queueLease.sessionId, deadline);
+      limitChecked.catch(() => undefined);
+      const free = await this.waitForSlots(deadline, wait, queueLease, count, limitChecked);
+      await limitChecked;
+      return free ? await this.createLeases(deadline, queueLease, count) : null;
+    } finally {
+      if (queueLease) await releaseQuietly(queueLease);
+    }
+  }
+
+  /** `count` lease nodes, created together; if any fails, those made are deleted before the failure is passed on. */
+  private async createLeases(deadline: Deadline, queueLease: Lease, count: number): Promise<Lease[]> {
+    const data = ownerData(this.options.ownerId);
+    const name = (): { prefix: string; protectionId: string } => {
+      const uuid = randomUUID();
+      return { prefix: `_c_${uuid}-lease-`, protectionId: uuid };
+    };
+    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline)));
+    const nodes = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failure = results.find((result) => result.status === 'rejected');
+    // Created on a newer session than the one heading the queue: another head may count a slot for itself too.
+    const moved = nodes.some((node) => node.stat.ephemeralOwner !== queueLease.sessionId) || !queueLease.held;
+    if (failure || moved) {
+      await Promise.all(nodes.map((node) => deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner)));
+      throw failure ? failure.reason : sessionLost(this.path);
+    }
+    await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, nodes[0]!.path);
+    return nodes.map((node) => new Lease(this.client, this.path, node.path, node.stat, this.options));
+  }
+
+  /**
+   * We head the queue: wait until `count` more leases fit under `maxLeases`, then the caller
+   * creates ours. Only the queue's head creates lease nodes and holders only delete theirs, so the
+   * count cannot grow meanwhile; creating only then keeps a waiter's node out of `leases/`, where
+   * inspection would count it as a holder. Waits for no change before the limit is verified (a
+   * contender with the wrong limit should fail, not wait). False (not waiting) when `wait` is
+   * false and the slots are not free.
+   */
+  private async waitForSlots(deadline: Deadline, wait: boolean, queueLease: Lease, count: number, limitChecked: Promise<void>): Promise<boolean> {
     for (;;) {
       deadline.check();
       if (!queueLease.held) throw sessionLost(this.path);
@@ -148,11 +196,13 @@ export class Semaphore {
         await awaitSession(this.client, queueLease.sessionId, deadline);
         continue;
       }
-      if (children.length < this.maxLeases || !wait) {
+      const free = children.length + count <= this.maxLeases;
+      if (free || !wait) {
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
-        return children.length < this.maxLeases;
+        return free;
       }
       try {
+        await limitChecked;
         const event = await deadline.race(changed);
         if (event.type === 'closed') throw new ZooKeeperError('CLOSED', 'client closed while waiting for a lease', { path: this.path, op: 'acquire' });
       } catch (error) {

@@ -6,6 +6,8 @@ import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
+import type { LockState } from './inspect.js';
+import { simpleLockState } from './inspect.js';
 import { attemptOf, ownerData } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
@@ -147,6 +149,11 @@ export class SimpleLock {
   private async lease(stat: Stat, deadline: Deadline): Promise<Lease> {
     await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, this.path);
     return new Lease(this.client, this.path, this.path, stat, { ...this.options, reusableName: true });
+  }
+
+  /** The holder, if any (see simpleLockState: waiters leave no node to list). */
+  async participants(): Promise<LockState> {
+    return simpleLockState(this.client, this.path);
   }
 
   /** Resolves when the node may be free: deleted, changed, or unknown after a connection loss (the caller tries again). */

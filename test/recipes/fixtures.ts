@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ClientOptions } from '../../src/index.js';
-import { ZooKeeperClient, ZooKeeperError, parseContender } from '../../src/index.js';
+import { LockError, ZooKeeperClient, ZooKeeperError, parseContender } from '../../src/index.js';
 import type { ZooKeeperServerOptions } from '../../src/testing/index.js';
 import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
 import { WAITER_TIMEOUT_MS } from '../support/bounds.js';
@@ -172,4 +172,22 @@ export function recordRequests(client: ZooKeeperClient): string[] {
   const sent: string[] = [];
   onCalls(client, TREE_REQUESTS, (method, path) => sent.push(`${method} ${path}`));
   return sent;
+}
+
+/** A predicate for assert.rejects/throws: a LockError with `code`. */
+export function isLockError(code: string): (error: unknown) => boolean {
+  return (error) => error instanceof LockError && error.code === code;
+}
+
+/** Records a promise's settlement so a test can assert it has not happened yet. */
+export function track<T>(promise: Promise<T>): { promise: Promise<T>; readonly settled: boolean } {
+  let settled = false;
+  const tracked = promise.finally(() => (settled = true));
+  tracked.catch(() => undefined);
+  return {
+    promise: tracked,
+    get settled() {
+      return settled;
+    },
+  };
 }

@@ -1,26 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { LockError, MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, inspectLock } from '../../src/index.js';
+import { MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, inspectLock } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually, whileProgressing } from '../support/wait.js';
-import { RecipeFixture, sleep, within } from './fixtures.js';
-
-function isLockError(code: string): (error: unknown) => boolean {
-  return (error) => error instanceof LockError && error.code === code;
-}
-
-/** Records a promise's settlement so a test can assert it has not happened yet. */
-function track<T>(promise: Promise<T>): { promise: Promise<T>; readonly settled: boolean } {
-  let settled = false;
-  const tracked = promise.finally(() => (settled = true));
-  tracked.catch(() => undefined);
-  return {
-    promise: tracked,
-    get settled() {
-      return settled;
-    },
-  };
-}
+import { RecipeFixture, isLockError, sleep, track, within } from './fixtures.js';
 
 describe('simple lock, read/write lock, multi-lock, semaphore', () => {
   let zk: RecipeFixture;

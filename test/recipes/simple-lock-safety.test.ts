@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { LockError, LockLostError, SimpleLock } from '../../src/index.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, within } from './fixtures.js';
-import { loseReplyTo } from '../support/lose-reply.js';
+import { loseReplyTo, silenceRepliesAfter } from '../support/lose-reply.js';
 import { sessionBound } from '../support/bounds.js';
 
 function isLockError(code: string): (error: unknown) => boolean {
@@ -129,13 +129,7 @@ describe('SimpleLock safety', () => {
     await zk.admin.ensurePath('/ss/leak');
     const { client, proxy } = await zk.viaProxy({ sessionTimeout: 4000 });
     // Sent, executed, reply lost on a half-open connection: the deadline passes before the client notices.
-    let sent = false;
-    const unsubscribe = proxy.onChunk((event) => {
-      if (!sent && event.direction === 'upstream' && event.chunk.includes('/ss/leak/node')) {
-        sent = true;
-        proxy.blackhole('downstream');
-      }
-    });
+    const silence = silenceRepliesAfter(proxy, '/ss/leak/node');
     try {
       await within(
         assert.rejects(new SimpleLock(client, '/ss/leak/node').acquire({ timeout: 300 }), isLockError('LOCK_TIMEOUT')),
@@ -143,12 +137,11 @@ describe('SimpleLock safety', () => {
         'the acquire rejects',
       );
     } finally {
-      unsubscribe();
+      silence.stop();
     }
-    assert.ok(sent, 'the create went upstream');
+    assert.ok(silence.sent, 'the create went upstream');
     await eventually(async () => (await zk.admin.exists('/ss/leak/node')) !== null, 10_000, 'the lost create runs on the server');
-    proxy.resetAll();
-    proxy.passThrough();
+    silence.restore();
     await eventually(async () => (await zk.admin.exists('/ss/leak/node')) === null, sessionBound(client.sessionTimeout), "the lost create's node removed after the reconnect");
     assert.deepEqual(await client.getEphemerals('/ss/leak'), [], 'nothing of ours is left');
     const lease = await new SimpleLock(await zk.client(), '/ss/leak/node').tryAcquire();

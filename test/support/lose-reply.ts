@@ -21,3 +21,30 @@ export async function loseReplyTo(proxy: FaultProxy, marker: string, nth = 1): P
   proxy.resetAll();
   proxy.passThrough();
 }
+
+/**
+ * Black-holes every reply once a request whose bytes contain `marker` has gone upstream, leaving
+ * the connection half-open: the server runs the request, the client hears nothing until
+ * `restore()` resets the connection. `sent` says whether the request went.
+ */
+export function silenceRepliesAfter(proxy: FaultProxy, marker: string): { readonly sent: boolean; stop(): void; restore(): void } {
+  let sent = false;
+  const unsubscribe = proxy.onChunk((event) => {
+    if (!sent && event.direction === 'upstream' && event.chunk.includes(marker)) {
+      sent = true;
+      proxy.blackhole('downstream');
+    }
+  });
+  return {
+    get sent() {
+      return sent;
+    },
+    /** Stops watching for the request (replies stay black-holed). */
+    stop: unsubscribe,
+    restore() {
+      unsubscribe();
+      proxy.resetAll();
+      proxy.passThrough();
+    },
+  };
+}
