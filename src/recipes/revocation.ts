@@ -11,12 +11,18 @@ import { LockError } from './lock-error.js';
  * node; a holder that made its lock revocable watches its own node's data and hears of it. It is
  * a request only: the holder decides whether and when to release.
  */
-export const REVOKE_MESSAGE: Buffer = Buffer.from('__REVOKE__', 'ascii');
+export const REVOKE_MESSAGE = '__REVOKE__';
+
+/** Kept apart from the exported text: nobody can change the bytes we write and compare with. */
+const REVOKE_BYTES = Buffer.from(REVOKE_MESSAGE, 'ascii');
 
 /** Whether a contender node's data is a revocation request (it replaced the owner's data). */
 export function isRevocationRequest(data: Buffer): boolean {
-  return data.equals(REVOKE_MESSAGE);
+  return data.equals(REVOKE_BYTES);
 }
+
+/** What inspection and the CLI show as the owner of a node whose owner data a request replaced. */
+export const REVOKED_OWNER = '(revocation requested)';
 
 export interface RevocationOptions {
   /**
@@ -46,8 +52,11 @@ export function checkRevocationOptions(options: RevocationOptions, path: string)
  * Asks the holder of the contender node `nodePath` to release it, as Curator's
  * Revoker.attemptRevoke does: writes REVOKE_MESSAGE into the node, whatever its version. True
  * when written; false when the node is gone (released, or its session ended). The write replaces
- * the owner data that inspection shows (it then says "revocation requested"); no lock decides
- * anything from node data, so the queue is unaffected. A holder that is not revocable never hears.
+ * the owner data that inspection shows (it then says REVOKED_OWNER). Nothing that grants a lock
+ * trusts node data beyond the downgrade marker, so a request can only make waiters check more: a
+ * request over a downgraded node's marker makes zklock readers wait for it again, and one in a
+ * node that goes turns off the release-record fast path for its waiters (contender-queue.ts
+ * mayHaveRecorded: they list the queue instead). A holder that is not revocable never hears.
  */
 export async function requestRevocation(client: ZooKeeperClient, nodePath: string, options: CallOptions = {}): Promise<boolean> {
   validatePath(nodePath, 'requestRevocation');
@@ -59,7 +68,7 @@ export async function requestRevocation(client: ZooKeeperClient, nodePath: strin
     });
   }
   try {
-    await client.setData(nodePath, REVOKE_MESSAGE, { ...options, version: -1 });
+    await client.setData(nodePath, REVOKE_BYTES, { ...options, version: -1 });
     return true;
   } catch (error) {
     if (error instanceof ZooKeeperError && error.code === 'NONODE') return false;
