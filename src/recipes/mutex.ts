@@ -93,9 +93,9 @@ export class QueueLock {
       await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
       const lease = this.lease(node, previous);
       // A revocable lease is handed out once it has read its node: a request made while we waited
-      // is then already on its signal. Not bound to the deadline (the node is ours now): the read
-      // is answered, or failed by the connection's own timeout.
-      await lease.revocationChecked;
+      // is then already on its signal. Bounded by the deadline all the same: past it the lease is
+      // handed out without the answer (the node is ours; the read or the watch catches up).
+      await deadline.race(lease.revocationChecked).catch(() => undefined);
       return lease;
     } finally {
       deadline.dispose();

@@ -161,6 +161,39 @@ describe('revocation (Curator\'s protocol)', () => {
     assert.deepEqual(await serverWatches(zk.server, a.sessionId), []);
   });
 
+  it('an acquire whose first read of its node gets no reply ends at its signal with the lease; the watch catches up after the reconnect', async () => {
+    // A long session: the client notices the dead connection only after 2/3 of it, long after the abort.
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 20_000 });
+    // The lock path and the heartbeat first: the acquire below then reads our node right after creating it.
+    await (await new Mutex(client, '/rv/stalled').acquire({ timeout: ROUND_TRIPS_MS })).release();
+    const disconnects: string[] = [];
+    client.onState((event) => {
+      if (event === 'suspended') disconnects.push(event);
+    });
+    const controller = new AbortController();
+    let stalled = false;
+    const unsubscribe = proxy.onChunk((event) => {
+      // The node's full name (sequence 1) is first sent by the lease's read of it.
+      if (!stalled && event.direction === 'upstream' && event.chunk.includes('-lock-0000000001')) {
+        stalled = true;
+        proxy.blackhole('downstream');
+        controller.abort();
+      }
+    });
+    const acquiring = new Mutex(client, '/rv/stalled', { revocable: true }).acquire({ signal: controller.signal });
+    const lease = await within(acquiring, ROUND_TRIPS_MS, 'the acquire ends at its signal');
+    unsubscribe();
+    assert.equal(stalled, true);
+    assert.deepEqual(disconnects, [], 'ended by the signal, not by the connection\'s own timeout');
+    assert.equal(lease.held, true, 'the node is ours');
+    proxy.resetAll();
+    proxy.passThrough();
+    await requestRevocation(zk.admin, lease.node);
+    await eventually(() => lease.revocationRequested.aborted, ROUND_TRIPS_MS, 'heard after the reconnect');
+    await lease.release();
+    await zk.assertNoNodes('/rv/stalled');
+  });
+
   it('a revocable read lease hears a request too', async () => {
     const client = await zk.client();
     const lease = await new ReadWriteLock(client, '/rv/reader', { revocable: true }).readLock.acquire({ timeout: ROUND_TRIPS_MS });
