@@ -18,4 +18,4 @@ export { parseContender, sortContenders, compareSeq, blockers } from './contende
 export type { Contender, ContenderKind, Layout } from './contender-name.js';
 export type { OwnerInfo } from './owner-data.js';
 export { REVOKED_OWNER, REVOKE_MESSAGE, isRevocationRequest, requestRevocation } from './revocation.js';
-export type { RevocationOptions } from './revocation.js';
+export type { PendingRevocation, RevocationOptions } from './revocation.js';

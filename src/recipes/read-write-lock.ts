@@ -38,7 +38,7 @@ export class ReadWriteLock {
   async downgrade(writeLease: Lease): Promise<Lease> {
     const where = { path: writeLease.node, op: 'downgrade' };
     if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held', where);
-    let pending = writeLease.revocationRequested.aborted;
+    let pending = false;
     let stat;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -56,8 +56,8 @@ export class ReadWriteLock {
         if (!(error instanceof ZooKeeperError && error.code === 'BADVERSION' && attempt < DOWNGRADE_ATTEMPTS)) throw error;
       }
     }
-    writeLease.handOver();
-    return new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: pending });
+    const passed = writeLease.handOver();
+    return new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: { ...passed, requested: passed.requested || pending } });
   }
 }
 

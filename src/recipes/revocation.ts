@@ -32,7 +32,10 @@ export interface RevocationOptions {
    */
   revocable?: boolean;
   /**
-   * Called once, with the lease, when its revocation is requested (needs `revocable: true`).
+   * Called with the lease when its revocation is requested (needs `revocable: true`): once per
+   * lease, only while it is held, and never before the caller has it (it runs after acquire or
+   * downgrade has returned). A downgrade passes a pending request on to the read lease, whose
+   * signal is then aborted; the callback is not called again for it if the write lease's ran.
    * A throw is rethrown on its own, as an uncaught exception: it cannot harm the lease or the lock.
    */
   onRevocationRequested?: (lease: Lease) => void;
@@ -76,19 +79,32 @@ export async function requestRevocation(client: ZooKeeperClient, nodePath: strin
   }
 }
 
+/** What a downgrade hands from the write lease's request to the read lease's (see RevocationRequest.handOver). */
+export interface PendingRevocation {
+  /** A request is on the node, or was before the downgrade's marker replaced it. */
+  requested: boolean;
+  /** The write lease's callback ran for it: the read lease's does not run again. */
+  called: boolean;
+}
+
 /**
  * A lease's side of the protocol: fed every read of its node's data (the lease monitor's watch,
  * re-armed on each change), it aborts its signal and calls the callback once, on the first read
- * that is a request, unless ended (released, handed over, lost) before.
+ * that is a request, unless ended (released, handed over, lost) before. The callback runs on a
+ * later turn of the event loop (setImmediate): the caller of acquire or downgrade has the lease by
+ * then, and a callback that releases it cannot hand the caller a released lease.
  */
 export class RevocationRequest {
   private controller: AbortController | undefined;
   private requested = false;
+  private called = false;
   private ended = false;
 
   constructor(
     private readonly node: string,
-    private readonly callback?: () => void,
+    /** The user's callback; not called once `held` says no. */
+    private readonly callback: (() => void) | undefined,
+    private readonly held: () => boolean,
   ) {}
 
   /** Made on first look: most leases are never asked. */
@@ -102,20 +118,36 @@ export class RevocationRequest {
 
   /** Data read from our node. */
   observe(data: Buffer): void {
-    if (isRevocationRequest(data)) this.request();
+    if (isRevocationRequest(data)) this.request(true);
   }
 
-  /** A request known otherwise (one pending on the node a downgrade overwrote). */
-  request(): void {
-    if (this.ended || this.requested) return;
+  /** A request handed on by a downgrade: the callback runs unless the write lease's did. */
+  inherit(pending: PendingRevocation): void {
+    if (pending.requested) this.request(!pending.called);
+  }
+
+  private request(call: boolean): void {
+    if (this.ended || this.requested || !this.held()) return;
     this.requested = true;
     this.controller?.abort(this.reason());
-    if (this.callback) callListener(this.callback, []);
+    const { callback } = this;
+    if (!call || !callback) return;
+    setImmediate(() => {
+      if (this.ended || !this.held()) return;
+      this.called = true;
+      callListener(callback, []);
+    });
   }
 
   /** Nothing fires after the lease ends. */
   end(): void {
     this.ended = true;
+  }
+
+  /** Ends it, saying what the next lease on the node inherits. */
+  handOver(): PendingRevocation {
+    this.end();
+    return { requested: this.requested, called: this.called };
   }
 
   private reason(): LockError {
