@@ -148,20 +148,20 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Gives our node to another lease (a downgrade): this one is released without deleting it.
-   * Returns what the next lease inherits of a revocation request.
+   * Gives our node to another lease (a downgrade): this one is released without deleting it, its
+   * watch removed. Returns what the next lease inherits of a revocation request.
    */
   handOver(): PendingRevocation {
     if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'handOver' });
     this.released = true;
-    this.monitor.stop();
+    this.monitor.stop(true);
     return this.revocation.handOver();
   }
 
   private end(): void {
     this.released = true;
     this.revocation.end();
-    this.monitor.stop();
+    this.monitor.stop(false);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

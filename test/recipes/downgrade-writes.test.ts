@@ -4,6 +4,7 @@ import type { ZooKeeperClient } from '../../src/index.js';
 import { LockError, ReadWriteLock, inspectLock, requestRevocation } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { loseReplyTo } from '../support/lose-reply.js';
+import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, within } from './fixtures.js';
 
@@ -97,5 +98,21 @@ describe('downgrade when the write node is written meanwhile', () => {
     assert.equal(await markedDowngraded('/dw/conflict'), false, 'no marker: readers still wait');
     await write.release();
     await zk.assertNoNodes('/dw/conflict');
+  });
+
+  it('the write lease\'s watch goes with it: after downgrade no watch of the old lease is left, on the client or the server', async () => {
+    const client = await zk.client();
+    const ours = new ReadWriteLock(client, '/dw/watch');
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    assert.equal(write.signal.aborted, false, 'looking sets the write lease\'s watch');
+    await client.exists(write.node);
+    assert.deepEqual(await serverWatches(zk.server, client.sessionId), [write.node]);
+    const read = await within(ours.downgrade(write), ROUND_TRIPS_MS, 'downgrade');
+    // Nobody looked at the read lease yet: it watches nothing.
+    await client.exists(write.node);
+    assert.deepEqual(await serverWatches(zk.server, client.sessionId), [], 'the old lease\'s watch was removed');
+    assert.equal(read.held, true);
+    await read.release();
+    await zk.assertNoNodes('/dw/watch');
   });
 });
