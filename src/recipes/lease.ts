@@ -89,8 +89,8 @@ export class Lease implements AsyncDisposable {
   /**
    * Aborted, with a LockError REVOCATION_REQUESTED as reason, when someone asks this holder to let
    * go (requestRevocation, `zklock revoke`, Curator's Revoker), on a lock made with
-   * `revocable: true`; already aborted when handed out if the request was on the node before the
-   * acquire resolved and our read of the node was answered within the acquire's bounds (else a
+   * `revocable: true`; already aborted when handed out if the request was on the node when the
+   * lease first read it and that read was answered within the acquire's timeout or signal (else a
    * moment later, once the read or the watch catches up). Only a request: the
    * lease stays held until released. Never aborts on other leases, nor after this one ended.
    */

@@ -95,7 +95,7 @@ export class QueueLock {
       // A revocable lease is handed out once it has read its node: a request made while we waited
       // is then already on its signal. Bounded by the deadline all the same: past it the lease is
       // handed out without the answer (the node is ours; the read or the watch catches up).
-      await deadline.race(lease.revocationChecked).catch(() => undefined);
+      if (this.options.revocable) await deadline.race(lease.revocationChecked).catch(() => undefined);
       return lease;
     } finally {
       deadline.dispose();
