@@ -17,5 +17,5 @@ export type { ContenderInfo, LockState } from './inspect.js';
 export { parseContender, sortContenders, compareSeq, blockers } from './contender-name.js';
 export type { Contender, ContenderKind, Layout } from './contender-name.js';
 export type { OwnerInfo } from './owner-data.js';
-export { REVOKE_MESSAGE, isRevocationRequest, requestRevocation } from './revocation.js';
-export type { RevocationOptions } from './revocation.js';
+export { REVOKED_OWNER, REVOKE_MESSAGE, isRevocationRequest, requestRevocation } from './revocation.js';
+export type { PendingRevocation, RevocationOptions } from './revocation.js';

@@ -4,7 +4,7 @@ import type { Contender } from './contender-name.js';
 import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
 import { isDowngraded, parseOwner } from './owner-data.js';
-import { isRevocationRequest } from './revocation.js';
+import { REVOKED_OWNER, isRevocationRequest } from './revocation.js';
 
 export interface ContenderInfo {
   name: string;
@@ -16,7 +16,7 @@ export interface ContenderInfo {
   downgraded?: true;
   /**
    * Who created the node, from its data. After a revocation request the data is the request
-   * (Curator's protocol writes over it): the owner is then unknown, `{ id: '(revocation requested)' }`.
+   * (Curator's protocol writes over it): the owner is then unknown, `{ id: REVOKED_OWNER }` ('(revocation requested)').
    */
   owner: OwnerInfo | { id: string };
   /** Someone asked this contender to let go (requestRevocation, `zklock revoke`, Curator's Revoker). */
@@ -30,6 +30,8 @@ export interface ContenderInfo {
 
 export interface LockState {
   lockPath: string;
+  /** A semaphore's contenders are in its `leases/` and `locks/` children; any other lock's are its own children. */
+  kind: 'queue' | 'semaphore';
   /** Who holds the lock now, in queue order (several for readers or a semaphore). */
   holders: ContenderInfo[];
   /** Who waits, in the order they will get it. */
@@ -44,10 +46,10 @@ export async function inspectLock(client: ZooKeeperClient, lockPath: string): Pr
   const { children } = await client.getChildren(lockPath);
   if (children.includes('leases') || children.includes('locks')) {
     const [holders, queue] = await Promise.all([describeQueue(client, joinPath(lockPath, 'leases'), true), describeQueue(client, joinPath(lockPath, 'locks'), false)]);
-    return { lockPath, holders: holders.all, waiters: queue.all };
+    return { lockPath, kind: 'semaphore', holders: holders.all, waiters: queue.all };
   }
   const { all, holding } = await describeQueue(client, lockPath, false, children);
-  return { lockPath, holders: all.filter((c) => holding.has(c.name)), waiters: all.filter((c) => !holding.has(c.name)) };
+  return { lockPath, kind: 'queue', holders: all.filter((c) => holding.has(c.name)), waiters: all.filter((c) => !holding.has(c.name)) };
 }
 
 async function describeQueue(
@@ -94,7 +96,7 @@ function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kin
     seq: contender.seq,
     kind: downgraded ? 'shared' : contender.kind,
     ...(downgraded ? { downgraded: true as const } : {}),
-    owner: revoking ? { id: '(revocation requested)' } : parseOwner(read.data),
+    owner: revoking ? { id: REVOKED_OWNER } : parseOwner(read.data),
     ...(revoking ? { revocationRequested: true as const } : {}),
     sessionId: read.stat.ephemeralOwner,
     createdAt: new Date(read.stat.ctime),
@@ -102,12 +104,12 @@ function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kin
   };
 }
 
-/** What a lock object's `participants()` answers: inspectLock, where a lock path not made yet (or reaped) has nobody. */
-export async function participantsOf(client: ZooKeeperClient, lockPath: string): Promise<LockState> {
+/** What a lock object's `participants()` answers: inspectLock, where a lock path not made yet (or reaped) has nobody, of the object's own `kind`. */
+export async function participantsOf(client: ZooKeeperClient, lockPath: string, kind: LockState['kind']): Promise<LockState> {
   try {
     return await inspectLock(client, lockPath);
   } catch (error) {
-    if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath, holders: [], waiters: [] };
+    if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath, kind, holders: [], waiters: [] };
     throw error;
   }
 }
@@ -125,9 +127,9 @@ export async function simpleLockState(client: ZooKeeperClient, path: string): Pr
   try {
     const read = await client.getData(path);
     const name = path.slice(path.lastIndexOf('/') + 1);
-    return { lockPath: path, holders: [describe(path, { name, seq: 0, kind: 'exclusive' }, read)], waiters: [] };
+    return { lockPath: path, kind: 'queue', holders: [describe(path, { name, seq: 0, kind: 'exclusive' }, read)], waiters: [] };
   } catch (error) {
-    if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath: path, holders: [], waiters: [] };
+    if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath: path, kind: 'queue', holders: [], waiters: [] };
     throw error;
   }
 }

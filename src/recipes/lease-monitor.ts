@@ -81,9 +81,10 @@ export class LeaseMonitor {
   }
 
   /**
-   * The watch on our node is set when someone first looks (signal, held): a deletion nobody can
-   * observe needs no request, and an uncontended acquire/release cycle stays at the server's
-   * ceiling. A node already gone by then is reported at once (getData answers NONODE).
+   * The watch on our node is set when someone first looks (signal, held), or at once for a
+   * revocable lease (`onData`): a deletion nobody can observe needs no request, and an
+   * uncontended acquire/release cycle stays at the server's ceiling. A node already gone by then
+   * is reported at once (getData answers NONODE).
    */
   private observe(): Promise<void> {
     // A lease already known lost needs no watch.
@@ -169,10 +170,17 @@ export class LeaseMonitor {
     this.detach();
   }
 
-  /** The lease was released: abort with RELEASED and stop watching. */
-  stop(): void {
+  /**
+   * The lease was released: abort with RELEASED and stop watching. When the node stays (handed to
+   * another lease by a downgrade) our watcher is removed too: its watch would otherwise hold this
+   * monitor until the node's next change. A deleted node fires and ends the watch by itself, and
+   * a removal there would cost every release a request.
+   */
+  stop(nodeKept: boolean): void {
     this.lose('RELEASED', 'the lease was released');
     this.stopped = true;
+    // Best effort: a watcher left behind only delays its own garbage collection (it ignores events once stopped).
+    if (nodeKept && this.watching) this.client.removeWatcher(this.nodePath, this.watcher).catch(() => undefined);
   }
 
   private detach(): void {

@@ -4,7 +4,7 @@ import { deleteGuaranteed } from './guaranteed-delete.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
 import { LockError } from './lock-error.js';
-import type { RevocationOptions } from './revocation.js';
+import type { PendingRevocation, RevocationOptions } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
 
 export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
@@ -14,8 +14,8 @@ export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
    * `guard()` is refused (no atomic check can tell our node from a namesake).
    */
   reusableName?: boolean;
-  /** A revocation was requested of this node before this lease took it over (a downgrade overwrote the request). */
-  revocationPending?: boolean;
+  /** What the lease this one took the node over from knew of a request (a downgrade may have overwritten it). */
+  revocationPending?: PendingRevocation;
 }
 
 /** What the lock that made a lease wants from its release. */
@@ -55,20 +55,16 @@ export class Lease implements AsyncDisposable {
     private readonly hooks: ReleaseHooks = {},
   ) {
     const { onRevocationRequested } = options;
-    this.revocation = new RevocationRequest(node, onRevocationRequested && (() => onRevocationRequested(this)));
+    this.revocation = new RevocationRequest(node, onRevocationRequested && (() => onRevocationRequested(this)), () => this.held);
     // Only a revocable lease reads its node's data: the monitor's watch on it, set at once.
-    const onData = options.revocable
-      ? (data: Buffer): void => {
-          if (this.held) this.revocation.observe(data);
-        }
-      : undefined;
+    const onData = options.revocable ? (data: Buffer): void => this.revocation.observe(data) : undefined;
     this.monitor = new LeaseMonitor(client, node, stat, options, onData);
-    if (options.revocable && options.revocationPending) this.revocation.request();
+    if (options.revocable && options.revocationPending) this.revocation.inherit(options.revocationPending);
   }
 
   /**
    * Answered once a revocable lease has read its node (a request made while it waited is seen
-   * by then); at once for others.
+   * by then), whatever the read said; at once for others. Never rejects.
    */
   get revocationChecked(): Promise<void> {
     return this.monitor.firstRead;
@@ -95,7 +91,9 @@ export class Lease implements AsyncDisposable {
   /**
    * Aborted, with a LockError REVOCATION_REQUESTED as reason, when someone asks this holder to let
    * go (requestRevocation, `zklock revoke`, Curator's Revoker), on a lock made with
-   * `revocable: true`; already aborted when the request came while we waited. Only a request: the
+   * `revocable: true`; already aborted when handed out if the request was on the node when the
+   * lease first read it and that read was answered within the acquire's timeout or signal (else a
+   * moment later, once the read or the watch catches up). Only a request: the
    * lease stays held until released. Never aborts on other leases, nor after this one ended.
    */
   get revocationRequested(): AbortSignal {
@@ -151,16 +149,21 @@ export class Lease implements AsyncDisposable {
     if (deleted) this.hooks.deleted?.();
   }
 
-  /** Gives our node to another lease (a downgrade): this one is released without deleting it. */
-  handOver(): void {
+  /**
+   * Gives our node to another lease (a downgrade): this one is released without deleting it, its
+   * watch removed. Returns what the next lease inherits of a revocation request.
+   */
+  handOver(): PendingRevocation {
     if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'handOver' });
-    this.end();
+    this.released = true;
+    this.monitor.stop(true);
+    return this.revocation.handOver();
   }
 
   private end(): void {
     this.released = true;
     this.revocation.end();
-    this.monitor.stop();
+    this.monitor.stop(false);
     this.hooks.ended?.();
   }
 

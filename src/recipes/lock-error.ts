@@ -14,6 +14,8 @@ import { ZooKeeperError } from '../client/index.js';
  * - `WOULD_DEADLOCK`: a non-reentrant lock was acquired again from the call chain that holds it.
  * - `ALREADY_RELEASED`: a lease was released twice.
  * - `NOT_HELD`: a guarded write or downgrade on a lease whose lock is no longer held.
+ * - `DOWNGRADE_CONFLICT`: others kept writing into our write node while a downgrade tried to mark
+ *   it; the write lease is still held, and the node unmarked (readers still wait for it).
  * - `LOCK_LOST`: an acquire from inside a section whose lease was lost (its node may still be
  *   there, and a new node of ours would wait behind it); the lease's LockLostError is the cause.
  * - `GUARD_NOT_SUPPORTED`: `guard()` on a lease whose node a namesake may replace (SimpleLock).
@@ -31,6 +33,7 @@ export type LockErrorCode =
   | 'WOULD_DEADLOCK'
   | 'ALREADY_RELEASED'
   | 'NOT_HELD'
+  | 'DOWNGRADE_CONFLICT'
   | 'LOCK_LOST'
   | 'GUARD_NOT_SUPPORTED'
   | 'LEASE_LIMIT_MISMATCH'

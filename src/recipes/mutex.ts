@@ -96,9 +96,9 @@ export class QueueLock {
       await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
       const lease = this.lease(node, previous);
       // A revocable lease is handed out once it has read its node: a request made while we waited
-      // is then already on its signal. Not bound to the deadline (the node is ours now): the read
-      // is answered, or failed by the connection's own timeout.
-      await lease.revocationChecked;
+      // is then already on its signal. Bounded by the deadline all the same: past it the lease is
+      // handed out without the answer (the node is ours; the read or the watch catches up).
+      if (this.options.revocable) await deadline.race(lease.revocationChecked).catch(() => undefined);
       return lease;
     } finally {
       deadline.dispose();
@@ -126,7 +126,7 @@ export class QueueLock {
 
   /** Who holds this lock path and who waits, in queue order (see inspectLock); nobody when the path does not exist. */
   async participants(): Promise<LockState> {
-    return participantsOf(this.client, this.lockPath);
+    return participantsOf(this.client, this.lockPath, 'queue');
   }
 
   /** Runs `fn` holding the lock, then releases it (even when `fn` throws). */

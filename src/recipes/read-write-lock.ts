@@ -1,13 +1,14 @@
-import type { ZooKeeperClient } from '../client/index.js';
+import type { DataResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import { Lease } from './lease.js';
 import { LockError } from './lock-error.js';
 import type { LockOptions } from './mutex.js';
 import { QueueLock } from './mutex.js';
-import { downgradedData, ownerData } from './owner-data.js';
+import { downgradedData, isDowngraded, ownerData } from './owner-data.js';
 import { tracked } from './holds.js';
 import { refuseInside, sectionOf } from './reentrancy.js';
 import { isRevocationRequest } from './revocation.js';
+import { isTransient } from './transient.js';
 
 /**
  * A shared read / exclusive write lock in Curator's layout (`_c_<uuid>-__READ__<seq>`,
@@ -35,34 +36,69 @@ export class ReadWriteLock {
    * would either wait for them (deadlock: they wait for us) or, if granted, let them in as soon
    * as the write node went. Curator and kazoo readers do not know the marker: they keep waiting
    * for the node itself, which is safe.
+   *
+   * NOT_HELD when the write lease is no longer held; DOWNGRADE_CONFLICT when others kept writing
+   * into our node (the write lease is then still held, unmarked). When the marker's write was
+   * sent but its outcome is unknown (connection lost) and a read of the node cannot tell, the
+   * read lease is handed out all the same: the node is marked (readers share) or still a writer
+   * (readers wait), and either way at least as exclusive as a read lease claims.
    */
   async downgrade(writeLease: Lease): Promise<Lease> {
     const where = { path: writeLease.node, op: 'downgrade' };
     if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held', where);
-    let pending = writeLease.revocationRequested.aborted;
-    let stat;
-    for (let attempt = 1; ; attempt++) {
+    let requested = false;
+    let stat: Stat | undefined;
+    for (let attempt = 1; !stat; attempt++) {
+      if (attempt > DOWNGRADE_ATTEMPTS) throw new LockError('DOWNGRADE_CONFLICT', `others wrote into our write node during each of ${DOWNGRADE_ATTEMPTS} attempts; the write lease is still held`, where);
+      const read = await this.readOwnNode(writeLease);
+      // A revocation request (Curator's Revoker, requestRevocation) replaced our owner data; the
+      // marker goes on ours, and the request passes to the read lease.
+      const revoking = isRevocationRequest(read.data);
+      requested ||= revoking;
+      const marked = downgradedData(revoking ? ownerData(this.options.ownerId) : read.data);
       try {
-        const read = await this.client.getData(writeLease.node);
-        // A revocation request (Curator's Revoker, requestRevocation) replaced our owner data; the
-        // marker goes on ours, and the request passes to the read lease.
-        pending ||= isRevocationRequest(read.data);
-        const data = isRevocationRequest(read.data) ? ownerData(this.options.ownerId) : read.data;
         // Versioned: a request written after our read must not be lost under the marker.
-        stat = await this.client.setData(writeLease.node, downgradedData(data), { version: read.stat.version });
-        break;
+        stat = await this.client.setData(writeLease.node, marked, { version: read.stat.version });
       } catch (error) {
-        if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new LockError('NOT_HELD', 'our write node is gone', { ...where, cause: error });
-        // Someone wrote the node between our read and our write: read it again, a few times at most.
-        if (!(error instanceof ZooKeeperError && error.code === 'BADVERSION' && attempt < DOWNGRADE_ATTEMPTS)) throw error;
+        // Someone wrote the node between our read and our write: read it again.
+        if (error instanceof ZooKeeperError && error.code === 'BADVERSION') continue;
+        if (!isTransient(error)) throw error;
+        stat = await this.afterLostWrite(writeLease, read.stat.version);
       }
     }
-    writeLease.handOver();
-    return tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: pending }, hooks));
+    const pending = writeLease.handOver();
+    return tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: { ...pending, requested: pending.requested || requested } }, hooks));
+  }
+
+  private async readOwnNode(writeLease: Lease): Promise<DataResult> {
+    try {
+      return await this.client.getData(writeLease.node);
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new LockError('NOT_HELD', 'our write node is gone', { path: writeLease.node, op: 'downgrade', cause: error });
+      throw error;
+    }
+  }
+
+  /**
+   * The marker's write may or may not have been applied (its reply was lost): the node tells,
+   * read again within the client's request timeout. Marked (only we mark it): done. At the
+   * version we wrote over: not applied, undefined to write again. Anything else (written since,
+   * or unreadable): the read lease anyway, never the write lease, which may no longer be alone.
+   */
+  private async afterLostWrite(writeLease: Lease, wroteOver: number): Promise<Stat | undefined> {
+    let read: DataResult;
+    try {
+      read = await this.readOwnNode(writeLease);
+    } catch (error) {
+      if (error instanceof LockError || !isTransient(error)) throw error;
+      return writeLease.stat;
+    }
+    if (isDowngraded(read.data)) return read.stat;
+    return read.stat.version === wroteOver ? undefined : read.stat;
   }
 }
 
-/** Writes into our node by others are rare (a revocation request): past this many in a row, give up. */
+/** Writes into our node by others are rare (a revocation request): past this many reads in a row, give up. */
 const DOWNGRADE_ATTEMPTS = 3;
 
 export class ReadLock extends QueueLock {

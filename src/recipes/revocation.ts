@@ -11,12 +11,18 @@ import { LockError } from './lock-error.js';
  * node; a holder that made its lock revocable watches its own node's data and hears of it. It is
  * a request only: the holder decides whether and when to release.
  */
-export const REVOKE_MESSAGE: Buffer = Buffer.from('__REVOKE__', 'ascii');
+export const REVOKE_MESSAGE = '__REVOKE__';
+
+/** Kept apart from the exported text: nobody can change the bytes we write and compare with. */
+const REVOKE_BYTES = Buffer.from(REVOKE_MESSAGE, 'ascii');
 
 /** Whether a contender node's data is a revocation request (it replaced the owner's data). */
 export function isRevocationRequest(data: Buffer): boolean {
-  return data.equals(REVOKE_MESSAGE);
+  return data.equals(REVOKE_BYTES);
 }
+
+/** What inspection and the CLI show as the owner of a node whose owner data a request replaced. */
+export const REVOKED_OWNER = '(revocation requested)';
 
 export interface RevocationOptions {
   /**
@@ -26,7 +32,10 @@ export interface RevocationOptions {
    */
   revocable?: boolean;
   /**
-   * Called once, with the lease, when its revocation is requested (needs `revocable: true`).
+   * Called with the lease when its revocation is requested (needs `revocable: true`): once per
+   * lease, only while it is held, and never before the caller has it (it runs after acquire or
+   * downgrade has returned). A downgrade passes a pending request on to the read lease, whose
+   * signal is then aborted; the callback is not called again for it if the write lease's ran.
    * A throw is rethrown on its own, as an uncaught exception: it cannot harm the lease or the lock.
    */
   onRevocationRequested?: (lease: Lease) => void;
@@ -46,8 +55,11 @@ export function checkRevocationOptions(options: RevocationOptions, path: string)
  * Asks the holder of the contender node `nodePath` to release it, as Curator's
  * Revoker.attemptRevoke does: writes REVOKE_MESSAGE into the node, whatever its version. True
  * when written; false when the node is gone (released, or its session ended). The write replaces
- * the owner data that inspection shows (it then says "revocation requested"); no lock decides
- * anything from node data, so the queue is unaffected. A holder that is not revocable never hears.
+ * the owner data that inspection shows (it then says REVOKED_OWNER). Nothing that grants a lock
+ * trusts node data beyond the downgrade marker, so a request can only make waiters check more: a
+ * request over a downgraded node's marker makes zklock readers wait for it again, and one in a
+ * node that goes turns off the release-record fast path for its waiters (contender-queue.ts
+ * mayHaveRecorded: they list the queue instead). A holder that is not revocable never hears.
  */
 export async function requestRevocation(client: ZooKeeperClient, nodePath: string, options: CallOptions = {}): Promise<boolean> {
   validatePath(nodePath, 'requestRevocation');
@@ -59,7 +71,7 @@ export async function requestRevocation(client: ZooKeeperClient, nodePath: strin
     });
   }
   try {
-    await client.setData(nodePath, REVOKE_MESSAGE, { ...options, version: -1 });
+    await client.setData(nodePath, REVOKE_BYTES, { ...options, version: -1 });
     return true;
   } catch (error) {
     if (error instanceof ZooKeeperError && error.code === 'NONODE') return false;
@@ -67,19 +79,32 @@ export async function requestRevocation(client: ZooKeeperClient, nodePath: strin
   }
 }
 
+/** What a downgrade hands from the write lease's request to the read lease's (see RevocationRequest.handOver). */
+export interface PendingRevocation {
+  /** A request is on the node, or was before the downgrade's marker replaced it. */
+  requested: boolean;
+  /** The write lease's callback ran for it: the read lease's does not run again. */
+  called: boolean;
+}
+
 /**
  * A lease's side of the protocol: fed every read of its node's data (the lease monitor's watch,
  * re-armed on each change), it aborts its signal and calls the callback once, on the first read
- * that is a request, unless ended (released, handed over, lost) before.
+ * that is a request, unless ended (released, handed over, lost) before. The callback runs on a
+ * later turn of the event loop (setImmediate): the caller of acquire or downgrade has the lease by
+ * then, and a callback that releases it cannot hand the caller a released lease.
  */
 export class RevocationRequest {
   private controller: AbortController | undefined;
   private requested = false;
+  private called = false;
   private ended = false;
 
   constructor(
     private readonly node: string,
-    private readonly callback?: () => void,
+    /** The user's callback; not called once `held` says no. */
+    private readonly callback: (() => void) | undefined,
+    private readonly held: () => boolean,
   ) {}
 
   /** Made on first look: most leases are never asked. */
@@ -93,20 +118,36 @@ export class RevocationRequest {
 
   /** Data read from our node. */
   observe(data: Buffer): void {
-    if (isRevocationRequest(data)) this.request();
+    if (isRevocationRequest(data)) this.request(true);
   }
 
-  /** A request known otherwise (one pending on the node a downgrade overwrote). */
-  request(): void {
-    if (this.ended || this.requested) return;
+  /** A request handed on by a downgrade: the callback runs unless the write lease's did. */
+  inherit(pending: PendingRevocation): void {
+    if (pending.requested) this.request(!pending.called);
+  }
+
+  private request(call: boolean): void {
+    if (this.ended || this.requested || !this.held()) return;
     this.requested = true;
     this.controller?.abort(this.reason());
-    if (this.callback) callListener(this.callback, []);
+    const { callback } = this;
+    if (!call || !callback) return;
+    setImmediate(() => {
+      if (this.ended || !this.held()) return;
+      this.called = true;
+      callListener(callback, []);
+    });
   }
 
   /** Nothing fires after the lease ends. */
   end(): void {
     this.ended = true;
+  }
+
+  /** Ends it, saying what the next lease on the node inherits. */
+  handOver(): PendingRevocation {
+    this.end();
+    return { requested: this.requested, called: this.called };
   }
 
   private reason(): LockError {

@@ -114,7 +114,7 @@ export class Semaphore {
 
   /** The lease holders (`holders`) and the queue for leases (`waiters`, its head first); nobody when the path does not exist. */
   async participants(): Promise<LockState> {
-    return participantsOf(this.client, this.path);
+    return participantsOf(this.client, this.path, 'semaphore');
   }
 
   private leaseCount(leases: number | undefined, op: string): number | undefined {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease } from '../../src/index.js';
-import { Mutex, ZooKeeperClient } from '../../src/index.js';
+import { Mutex, ReadWriteLock, Semaphore, ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
@@ -70,5 +70,22 @@ describe('zklock revoke', () => {
     const path = await runCli(['revoke', '/cli/revoke-free', '--node', '/cli/x/lock-0000000001'], env);
     assert.equal(path.code, 2);
     assert.deepEqual((await holderClient.getChildren('/cli/revoke-free')).children, [], 'nothing created');
+  });
+
+  it('refuses a semaphore with 2 whether or not anyone holds it; asks each of several readers', async () => {
+    const lease = await new Semaphore(holderClient, '/cli/revoke-sem', 2).acquire({ timeout: ROUND_TRIPS_MS });
+    const held = await runCli(['revoke', '/cli/revoke-sem'], env);
+    assert.equal(held.code, 2);
+    assert.match(held.stderr, /is a semaphore/);
+    await lease.release();
+    const free = await runCli(['revoke', '/cli/revoke-sem'], env);
+    assert.equal(free.code, 2, 'a free semaphore is still a semaphore');
+    assert.match(free.stderr, /is a semaphore/);
+
+    const readers = await Promise.all([holderClient, waiterClient].map((c) => new ReadWriteLock(c, '/cli/revoke-readers').readLock.acquire({ timeout: ROUND_TRIPS_MS })));
+    const both = await runCli(['revoke', '/cli/revoke-readers'], env);
+    assert.equal(both.code, 0, both.stderr);
+    assert.deepEqual(both.stdout.split('\n').filter(Boolean).sort(), readers.map((r) => `revocation requested of holder ${r.node}`).sort());
+    await Promise.all(readers.map((r) => r.release()));
   });
 });

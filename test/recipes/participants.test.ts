@@ -44,7 +44,7 @@ describe('participants() on every lock, isAcquiredInThisProcess()', () => {
     const path = '/p/mutex';
     const client = await zk.client();
     const mutex = new Mutex(client, path, { ownerId: 'watcher' });
-    assert.deepEqual(await mutex.participants(), { lockPath: path, holders: [], waiters: [] });
+    assert.deepEqual(await mutex.participants(), { lockPath: path, kind: 'queue', holders: [], waiters: [] });
     const pending = await queueUp(path, 4, (c, i) => new Mutex(c, path, { ownerId: `owner-${i}` }));
     const queue = await serverQueue(path);
     const state = await mutex.participants();
@@ -54,7 +54,7 @@ describe('participants() on every lock, isAcquiredInThisProcess()', () => {
       ['owner-0', 'owner-1', 'owner-2', 'owner-3'],
     );
     for (const acquired of pending) await (await acquired).release();
-    assert.deepEqual(await mutex.participants(), { lockPath: path, holders: [], waiters: [] });
+    assert.deepEqual(await mutex.participants(), { lockPath: path, kind: 'queue', holders: [], waiters: [] });
   });
 
   it('ReadWriteLock: readers share the hold, the writer and the reader behind it wait, in queue order', async () => {
@@ -77,7 +77,7 @@ describe('participants() on every lock, isAcquiredInThisProcess()', () => {
     const [a, b, c] = await Promise.all([zk.client(), zk.client(), zk.client()]);
     const observer = new Semaphore(c, path, 2);
     assert.deepEqual(await observer.leaseHolders(), []);
-    assert.deepEqual(await observer.participants(), { lockPath: path, holders: [], waiters: [] });
+    assert.deepEqual(await observer.participants(), { lockPath: path, kind: 'semaphore', holders: [], waiters: [] });
     const first = await new Semaphore(a, path, 2, { ownerId: 'first' }).acquire();
     const second = await new Semaphore(b, path, 2, { ownerId: 'second' }).acquire();
     const waiting = new Semaphore(c, path, 2, { ownerId: 'third' }).acquire({ timeout: WAITER_TIMEOUT_MS });
@@ -100,7 +100,7 @@ describe('participants() on every lock, isAcquiredInThisProcess()', () => {
   it('SimpleLock: its holder (its waiters leave no node); MultiLock: each lock\'s state, in sorted path order', async () => {
     const [a, b] = await Promise.all([zk.client(), zk.client()]);
     const simple = new SimpleLock(b, '/p/simple/node');
-    assert.deepEqual(await simple.participants(), { lockPath: '/p/simple/node', holders: [], waiters: [] });
+    assert.deepEqual(await simple.participants(), { lockPath: '/p/simple/node', kind: 'queue', holders: [], waiters: [] });
     const held = await new SimpleLock(a, '/p/simple/node', { ownerId: 'single' }).acquire();
     const state = await simple.participants();
     assert.deepEqual(state.holders.map((h) => [h.path, h.owner.id, h.sessionId, h.fencingToken]), [['/p/simple/node', 'single', a.sessionId, held.fencingToken]]);

@@ -93,14 +93,15 @@ describe('revocation (Curator\'s protocol)', () => {
     await holder.release();
     const lease = await within(waiting, ROUND_TRIPS_MS, 'the waiter holds after the release');
     assert.equal(lease.revocationRequested.aborted, true, 'aborted when handed out');
-    assert.equal(called, 1);
+    assert.equal(called, 0, 'the callback runs after the caller has the lease, not before');
+    await eventually(() => called === 1, ROUND_TRIPS_MS, 'the callback ran');
     assert.equal(lease.held, true);
     await lease.release();
     await zk.assertNoNodes('/rv/waiting');
     assert.deepEqual(await serverWatches(zk.server, waiterClient.sessionId), [], 'no watch left');
   });
 
-  it('a request after the release finds no node (false) and fires nothing; nothing fires after a release either', async () => {
+  it('a request after the release finds no node (false) and fires nothing; a later holder on the same client is not asked', async () => {
     const client = await zk.client();
     let called = 0;
     const mutex = new Mutex(client, '/rv/after', { revocable: true, onRevocationRequested: () => called++ });
@@ -108,7 +109,6 @@ describe('revocation (Curator\'s protocol)', () => {
     const signal = lease.revocationRequested;
     await lease.release();
     assert.equal(await requestRevocation(zk.admin, lease.node), false);
-    // A later holder on the same client is another node: it is not asked either.
     const next = await mutex.acquire({ timeout: ROUND_TRIPS_MS });
     await settle(client, next.node);
     assert.equal(signal.aborted, false);
@@ -117,6 +117,24 @@ describe('revocation (Curator\'s protocol)', () => {
     await next.release();
     await zk.assertNoNodes('/rv/after');
     assert.deepEqual(await serverWatches(zk.server, client.sessionId), []);
+  });
+
+  it('nothing fires on a lease that ended while its node stays: a request into a downgraded node reaches the read lease only, once', async () => {
+    const client = await zk.client();
+    const calls: Lease[] = [];
+    const ours = new ReadWriteLock(client, '/rv/ended', { revocable: true, onRevocationRequested: (l) => calls.push(l) });
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    const writeSignal = write.revocationRequested;
+    const read = await within(ours.downgrade(write), ROUND_TRIPS_MS, 'downgrade');
+    assert.equal(await requestRevocation(zk.admin, read.node), true, 'the node is still there');
+    await eventually(() => read.revocationRequested.aborted, ROUND_TRIPS_MS, 'the read lease heard');
+    await settle(client, read.node);
+    assert.equal(writeSignal.aborted, false, 'the handed-over write lease is not asked');
+    await eventually(() => calls.length === 1, ROUND_TRIPS_MS, 'the callback ran');
+    await settle(client, read.node);
+    assert.deepEqual(calls, [read], 'once, with the read lease');
+    await read.release();
+    await zk.assertNoNodes('/rv/ended');
   });
 
   it('a lock that is not revocable never hears a request and sends nothing for it; a revocable one reads its node once more', async () => {
@@ -161,6 +179,71 @@ describe('revocation (Curator\'s protocol)', () => {
     assert.deepEqual(await serverWatches(zk.server, a.sessionId), []);
   });
 
+  it('a request heard by the write lease before a downgrade: the read lease\'s signal is aborted, and the callback ran once, not again, never before downgrade returned', async () => {
+    const client = await zk.client();
+    const calls: Lease[] = [];
+    const ours = new ReadWriteLock(client, '/rv/once', { revocable: true, onRevocationRequested: (l) => calls.push(l) });
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    await requestRevocation(zk.admin, write.node);
+    await eventually(() => calls.length === 1, ROUND_TRIPS_MS, 'the write lease heard');
+    const read = await within(ours.downgrade(write), ROUND_TRIPS_MS, 'downgrade');
+    assert.equal(read.revocationRequested.aborted, true, 'still asked');
+    await settle(client, read.node);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(calls, [write], 'one request, one call');
+    await read.release();
+    await zk.assertNoNodes('/rv/once');
+  });
+
+  it('downgrade of a lock that is not revocable, after a request overwrote its owner data: marked, owner data back, readers share', async () => {
+    const [a, b] = [await zk.client(), await zk.client()];
+    const ours = new ReadWriteLock(a, '/rv/plain-rw', { ownerId: 'plain-writer' });
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    assert.equal(await requestRevocation(b, write.node), true);
+    const read = await within(ours.downgrade(write), ROUND_TRIPS_MS, 'downgrade');
+    assert.equal(read.revocationRequested.aborted, false, 'not revocable: never asked');
+    const state = await inspectLock(zk.admin, '/rv/plain-rw');
+    assert.equal(state.holders[0]!.downgraded, true);
+    assert.equal(state.holders[0]!.owner.id, 'plain-writer');
+    assert.equal(state.holders[0]!.revocationRequested, undefined);
+    const reader = await within(new ReadWriteLock(b, '/rv/plain-rw').readLock.acquire({ timeout: WAITER_TIMEOUT_MS }), ROUND_TRIPS_MS, 'a reader shares');
+    await Promise.all([read.release(), reader.release()]);
+    await zk.assertNoNodes('/rv/plain-rw');
+  });
+
+  it('an acquire whose first read of its node gets no reply ends at its signal with the lease; the watch catches up after the reconnect', async () => {
+    // A long session: the client notices the dead connection only after 2/3 of it, long after the abort.
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 20_000 });
+    // The lock path and the heartbeat first: the acquire below then reads our node right after creating it.
+    await (await new Mutex(client, '/rv/stalled').acquire({ timeout: ROUND_TRIPS_MS })).release();
+    const disconnects: string[] = [];
+    client.onState((event) => {
+      if (event === 'suspended') disconnects.push(event);
+    });
+    const controller = new AbortController();
+    let stalled = false;
+    const unsubscribe = proxy.onChunk((event) => {
+      // The node's full name (sequence 1) is first sent by the lease's read of it.
+      if (!stalled && event.direction === 'upstream' && event.chunk.includes('-lock-0000000001')) {
+        stalled = true;
+        proxy.blackhole('downstream');
+        controller.abort();
+      }
+    });
+    const acquiring = new Mutex(client, '/rv/stalled', { revocable: true }).acquire({ signal: controller.signal });
+    const lease = await within(acquiring, ROUND_TRIPS_MS, 'the acquire ends at its signal');
+    unsubscribe();
+    assert.equal(stalled, true);
+    assert.deepEqual(disconnects, [], 'ended by the signal, not by the connection\'s own timeout');
+    assert.equal(lease.held, true, 'the node is ours');
+    proxy.resetAll();
+    proxy.passThrough();
+    await requestRevocation(zk.admin, lease.node);
+    await eventually(() => lease.revocationRequested.aborted, ROUND_TRIPS_MS, 'heard after the reconnect');
+    await lease.release();
+    await zk.assertNoNodes('/rv/stalled');
+  });
+
   it('a revocable read lease hears a request too', async () => {
     const client = await zk.client();
     const lease = await new ReadWriteLock(client, '/rv/reader', { revocable: true }).readLock.acquire({ timeout: ROUND_TRIPS_MS });
@@ -173,7 +256,7 @@ describe('revocation (Curator\'s protocol)', () => {
   it('a throwing onRevocationRequested costs the lease nothing: the signal aborts, the lock is held and released, the error is rethrown on its own', { timeout: 90_000 }, async () => {
     const { code, result, stderr } = await runScript(THROWING, [String(zk.server.port)]);
     assert.equal(code, 0, `the process survived: ${stderr}`);
-    assert.deepEqual(result, { requested: true, held: true, left: 0, uncaught: ['boom: onRevocationRequested'] });
+    assert.deepEqual(result, { requested: true, watched: true, held: true, left: 0, uncaught: ['boom: onRevocationRequested'] });
   });
 
   it('bad input is a typed error: a path that is not a contender, a bad path, a callback without revocable', async () => {

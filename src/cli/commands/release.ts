@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { ZooKeeperError, isRevocationRequest, parseContender } from '../../index.js';
+import { REVOKED_OWNER, ZooKeeperError, isRevocationRequest, parseContender } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import { confirm } from '../confirm.js';
 import type { ConnectionFlags } from '../connection.js';
@@ -49,7 +49,7 @@ export function releaseCommand(): Command {
         throw error;
       }
       const age = formatAge(Date.now() - found.stat.ctime);
-      const owner = isRevocationRequest(found.data) ? '(revocation requested: owner data overwritten)' : found.data.toString('utf8') || '(no owner data)';
+      const owner = isRevocationRequest(found.data) ? REVOKED_OWNER : found.data.toString('utf8') || '(no owner data)';
       const sure = await confirm(`Delete ${node}\n  owner ${owner}\n  session 0x${found.stat.ephemeralOwner.toString(16)}, age ${age}?`, flags.yes ?? false, signal);
       if (!sure) throw new CliError('not confirmed; nothing deleted', EXIT.USAGE);
       try {

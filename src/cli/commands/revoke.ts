@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import type { ContenderInfo, ZooKeeperClient } from '../../index.js';
+import type { LockState, ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, inspectLock, joinPath, requestRevocation } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
@@ -32,25 +32,33 @@ export function revokeCommand(): Command {
     if (flags.node?.includes('/')) throw new CliError(`--node takes the contender's node name under ${lockPath}, not a path: got ${flags.node}`, EXIT.USAGE);
     process.exitCode = await withClient(flags, async (client, signal) => {
       const asked = flags.node === undefined ? await holdersOf(client, lockPath) : [{ path: joinPath(lockPath, flags.node), role: 'contender' }];
+      // Each node answered for on its own: one holder gone (released meanwhile) does not keep the others from being asked.
+      let gone = 0;
       for (const { path, role } of asked) {
         // A bad --node name is refused by requestRevocation (INVALID_ARGUMENT: exit 2).
-        if (!(await requestRevocation(client, path, { signal }))) throw new CliError(`${path} does not exist (already released?); nothing asked`, EXIT.FAILURE);
-        process.stdout.write(`revocation requested of ${role} ${path}\n`);
+        if (await requestRevocation(client, path, { signal })) {
+          process.stdout.write(`revocation requested of ${role} ${path}\n`);
+        } else {
+          gone++;
+          process.stderr.write(`${path} does not exist (already released?); nothing asked\n`);
+        }
       }
+      return gone === 0 ? EXIT.OK : EXIT.FAILURE;
     });
   });
 }
 
 async function holdersOf(client: ZooKeeperClient, lockPath: string): Promise<{ path: string; role: string }[]> {
-  let holders: ContenderInfo[];
+  let state: LockState;
   try {
-    holders = (await inspectLock(client, lockPath)).holders;
+    state = await inspectLock(client, lockPath);
   } catch (error) {
     if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new CliError(`no lock at ${lockPath}`, EXIT.FAILURE);
     throw error;
   }
-  if (holders.length === 0) throw new CliError(`${lockPath} is free: nobody to ask`, EXIT.FAILURE);
-  // A semaphore's leases are not queue contenders: neither Curator nor zklock revokes them.
-  if (holders.some((h) => h.path !== joinPath(lockPath, h.name))) throw new CliError(`${lockPath} is a semaphore: its leases cannot be revoked`, EXIT.USAGE);
-  return holders.map((h) => ({ path: h.path, role: 'holder' }));
+  // A semaphore's leases are not queue contenders: neither Curator nor zklock revokes them. Its
+  // contenders live one level down (leases/, locks/), which tells it even when nobody holds it.
+  if (state.kind === 'semaphore') throw new CliError(`${lockPath} is a semaphore: its leases cannot be revoked`, EXIT.USAGE);
+  if (state.holders.length === 0) throw new CliError(`${lockPath} is free: nobody to ask`, EXIT.FAILURE);
+  return state.holders.map((h) => ({ path: h.path, role: 'holder' }));
 }

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { ZooKeeperClient } from '../../src/index.js';
+import { LockError, ReadWriteLock, inspectLock, requestRevocation } from '../../src/index.js';
+import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import { loseReplyTo } from '../support/lose-reply.js';
+import { serverWatches } from '../support/server-watches.js';
+import { eventually } from '../support/wait.js';
+import { RecipeFixture, within } from './fixtures.js';
+
+/**
+ * Runs `write` (another client's, on the real server) each time one of downgrade's reads of `node`
+ * (a getData without a watch; the lease's own reads set one) is answered, before downgrade sees the
+ * reply: the write lands between downgrade's read and its versioned write, every time.
+ */
+function writeAfterEachRead(client: ZooKeeperClient, node: string, write: () => Promise<unknown>): { reads: number } {
+  const seen = { reads: 0 };
+  const original = client.getData.bind(client);
+  Object.assign(client, {
+    getData: async (path: string, options: Parameters<ZooKeeperClient['getData']>[1] = {}) => {
+      const result = await original(path, options);
+      if (path === node && !options.watch) {
+        seen.reads++;
+        await write();
+      }
+      return result;
+    },
+  });
+  return seen;
+}
+
+/**
+ * ReadWriteLock.downgrade against writes it does not expect in its write node: a reply lost in
+ * transit, a revocation request between its read and its write, writes that never stop. What
+ * counts is what the server holds (the marker, the watches) and what another reader can do.
+ */
+describe('downgrade when the write node is written meanwhile', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  async function markedDowngraded(lockPath: string): Promise<boolean> {
+    return (await inspectLock(zk.admin, lockPath)).holders[0]?.downgraded === true;
+  }
+
+  it('a marker write whose reply was lost: the re-read finds the marker, downgrade returns the read lease and the write lease no longer claims the lock', async () => {
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 6000 });
+    const ours = new ReadWriteLock(client, '/dw/lost');
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    // Only downgrade's setData carries the marker.
+    const lost = loseReplyTo(proxy, '"downgraded":true');
+    const downgrading = ours.downgrade(write);
+    await lost;
+    const read = await within(downgrading, ROUND_TRIPS_MS, 'downgrade after the lost reply');
+    assert.equal(await markedDowngraded('/dw/lost'), true, 'the server holds the marker');
+    assert.equal(write.held, false, 'the write lease no longer claims the lock');
+    assert.equal(read.held, true);
+    assert.equal(read.node, write.node);
+    // What the marker means: another zklock reader shares the lock.
+    const reader = await within(new ReadWriteLock(zk.admin, '/dw/lost').readLock.acquire({ timeout: WAITER_TIMEOUT_MS }), ROUND_TRIPS_MS, 'a reader shares');
+    await Promise.all([read.release(), reader.release()]);
+    await zk.assertNoNodes('/dw/lost');
+  });
+
+  it('a request landing between downgrade\'s read and write: the versioned write fails, downgrade reads again, marks the node and keeps the request for the read lease', async () => {
+    const client = await zk.client();
+    let called = 0;
+    const ours = new ReadWriteLock(client, '/dw/between', { revocable: true, ownerId: 'ours', onRevocationRequested: () => called++ });
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    let requests = 0;
+    const seen = writeAfterEachRead(client, write.node, () => (requests++ === 0 ? requestRevocation(zk.admin, write.node) : Promise.resolve()));
+    const read = await within(ours.downgrade(write), ROUND_TRIPS_MS, 'downgrade');
+    assert.equal(seen.reads, 2, 'read again after the request');
+    assert.equal(read.revocationRequested.aborted, true, 'the request was not lost under the marker');
+    const state = await inspectLock(zk.admin, '/dw/between');
+    assert.equal(state.holders[0]!.downgraded, true);
+    assert.equal(state.holders[0]!.owner.id, 'ours', 'our owner data back, not the request');
+    // Whichever lease heard it (the write lease's watch may have), one request is one call.
+    await eventually(() => called >= 1, ROUND_TRIPS_MS, 'the callback ran');
+    await client.exists(read.node);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(called, 1, 'once');
+    await read.release();
+    await zk.assertNoNodes('/dw/between');
+  });
+
+  it('writes that never stop: after a few attempts downgrade fails with a typed error, and the write lease is still held, unmarked', async () => {
+    const client = await zk.client();
+    const ours = new ReadWriteLock(client, '/dw/conflict');
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    writeAfterEachRead(client, write.node, () => zk.admin.setData(write.node, Buffer.from('someone else')));
+    await assert.rejects(ours.downgrade(write), (error) => error instanceof LockError && error.code === 'DOWNGRADE_CONFLICT' && error.path === write.node);
+    assert.equal(write.held, true, 'still ours, still exclusive');
+    assert.equal(await markedDowngraded('/dw/conflict'), false, 'no marker: readers still wait');
+    await write.release();
+    await zk.assertNoNodes('/dw/conflict');
+  });
+
+  it('the write lease\'s watch goes with it: after downgrade no watch of the old lease is left, on the client or the server', async () => {
+    const client = await zk.client();
+    const ours = new ReadWriteLock(client, '/dw/watch');
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    assert.equal(write.signal.aborted, false, 'looking sets the write lease\'s watch');
+    await client.exists(write.node);
+    assert.deepEqual(await serverWatches(zk.server, client.sessionId), [write.node]);
+    const read = await within(ours.downgrade(write), ROUND_TRIPS_MS, 'downgrade');
+    // Nobody looked at the read lease yet: it watches nothing.
+    await client.exists(write.node);
+    assert.deepEqual(await serverWatches(zk.server, client.sessionId), [], 'the old lease\'s watch was removed');
+    assert.equal(read.held, true);
+    await read.release();
+    await zk.assertNoNodes('/dw/watch');
+  });
+});
