@@ -14,15 +14,15 @@ export function tracked(lock: object, make: (hooks: Pick<ReleaseHooks, 'ended'>)
   if (!leases) holds.set(lock, (leases = new Set()));
   const set = leases;
   // A lease can end while it is made (its session already gone): it is then never listed.
-  let ended = false;
-  let lease: Lease | undefined;
-  lease = make({
+  const made: { lease?: Lease; ended: boolean } = { ended: false };
+  const lease = make({
     ended: () => {
-      ended = true;
-      if (lease) set.delete(lease);
+      made.ended = true;
+      if (made.lease) set.delete(made.lease);
     },
   });
-  if (!ended) set.add(lease);
+  made.lease = lease;
+  if (!made.ended) set.add(lease);
   return lease;
 }
 
