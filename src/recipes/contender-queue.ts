@@ -98,7 +98,7 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
 }
 
 export interface Created extends QueuedNode {
-  /** The parent's children, listed right after the create in the same session; null when the sequence proved ours the only contender. */
+  /** The parent's children, listed right after the create in the same session; null when the sequence proved ours the only contender, or no listing was asked for. */
   children: string[] | null;
 }
 
@@ -127,9 +127,11 @@ export async function createProtected(
      * queue node): SESSIONEXPIRED at once when the client has another, never a create on it.
      */
     session?: bigint;
+    /** False for a node that waits for nobody (a semaphore's lease): no listing of the parent. */
+    list?: boolean;
   } = {},
 ): Promise<Created> {
-  const { previous, session: only } = options;
+  const { previous, session: only, list: listed = true } = options;
   const failOnExpiry = options.failOnExpiry === true || only !== undefined;
   for (;;) {
     deadline.check();
@@ -138,14 +140,14 @@ export async function createProtected(
     if (only !== undefined && session !== only) throw sessionEnded(parent);
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
     const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.requestSignal });
-    const list = previous ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
+    const list = previous || !listed ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
     let ours: { path: string; owner: bigint } | undefined;
     try {
       const created = await create;
       ours = { path: created.path, owner: created.stat.ephemeralOwner };
       const name = created.path.slice(created.path.lastIndexOf('/') + 1);
       const seq = Number(name.slice(prefix.length));
-      if (previous && provenSole(previous, { seq, czxid: created.stat.czxid })) {
+      if (!listed || (previous && provenSole(previous, { seq, czxid: created.stat.czxid }))) {
         return { path: created.path, name, seq, stat: created.stat, children: null };
       }
       const { children } = await (list ?? client.getChildren(parent, { signal: deadline.requestSignal }));

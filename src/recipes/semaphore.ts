@@ -173,7 +173,7 @@ export class Semaphore {
       return { prefix: `_c_${uuid}-lease-`, protectionId: uuid };
     };
     const session = queueLease.sessionId;
-    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session })));
+    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session, list: false })));
     const nodes = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     try {
       const failure = results.find((result) => result.status === 'rejected');

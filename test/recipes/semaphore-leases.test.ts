@@ -7,7 +7,7 @@ import { verifyLeaseLimit } from '../../src/recipes/lease-limit.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually, whileProgressing } from '../support/wait.js';
 import { CuratorPeer } from './fixtures/curator-peer.js';
-import { RecipeFixture, isLockError, sharedNow, sleep, track, within } from './fixtures.js';
+import { RecipeFixture, countListings, isLockError, sharedNow, sleep, track, within } from './fixtures.js';
 import { silenceRepliesAfter } from '../support/lose-reply.js';
 
 describe('Semaphore: several leases at once, the recorded limit', () => {
@@ -51,6 +51,17 @@ describe('Semaphore: several leases at once, the recorded limit', () => {
     assert.ok(both.held);
     await both.release();
     await zk.assertNoNodes(`${path}/leases`);
+  });
+
+  it('a k-lease acquire lists leases/ once, to count them: its k creates send no listing of their own', async () => {
+    const path = '/k/listings';
+    const client = await zk.client();
+    const semaphore = new Semaphore(client, path, 3);
+    await (await semaphore.acquire()).release();
+    const listed = countListings(client);
+    const group = await semaphore.acquire({ leases: 3 });
+    assert.deepEqual(listed.filter((p) => p === `${path}/leases`), [`${path}/leases`]);
+    await group.release();
   });
 
   it('a deadline passing while the k creates are in flight leaves none of their nodes once the client is back', async () => {
