@@ -1,6 +1,6 @@
 import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
-import { abandon } from './abandon.js';
+import { abandon, giveUpNode } from './abandon.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
 import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
@@ -60,7 +60,8 @@ export class NotAcquired extends Error {}
  * none is left. An exclusive waiter near the front follows the rest meanwhile (queue-lookahead.ts)
  * and, when it already knows they are gone, holds without that check.
  *
- * On timeout or abort our node is deleted before the rejection; when the session expires while
+ * On timeout or abort our node is deleted before the rejection while connected (see giveUpNode:
+ * not connected, or past a brief bound, it goes in the background); when the session expires while
  * waiting we queue again at the back with the new session while the deadline allows.
  */
 export async function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
@@ -90,14 +91,14 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
       }
       // Queue again at the back, as Curator does; the deadline bounds how often.
       if (error instanceof NodeLost) continue;
-      await deleteGuaranteed(o.client, node.path, node.stat.ephemeralOwner);
+      await giveUpNode(o.client, node.path, node.stat.ephemeralOwner, o.deadline);
       throw error;
     }
   }
 }
 
 export interface Created extends QueuedNode {
-  /** The parent's children, listed right after the create in the same session; null when the sequence proved ours the only contender. */
+  /** The parent's children, listed right after the create in the same session; null when the sequence proved ours the only contender, or no listing was asked for. */
   children: string[] | null;
 }
 
@@ -121,23 +122,32 @@ export async function createProtected(
     previous?: ReleasedContender;
     /** Reject with SESSIONEXPIRED, instead of creating again with the new session, when the session that sent the create ends. */
     failOnExpiry?: boolean;
+    /**
+     * Create only on this session (one whose node already stands for us elsewhere, a semaphore's
+     * queue node): SESSIONEXPIRED at once when the client has another, never a create on it.
+     */
+    session?: bigint;
+    /** False for a node that waits for nobody (a semaphore's lease): no listing of the parent. */
+    list?: boolean;
   } = {},
 ): Promise<Created> {
-  const { previous, failOnExpiry = false } = options;
+  const { previous, session: only, list: listed = true } = options;
+  const failOnExpiry = options.failOnExpiry === true || only !== undefined;
   for (;;) {
     deadline.check();
     const { prefix, protectionId } = name();
     const session = client.sessionId;
+    if (only !== undefined && session !== only) throw sessionEnded(parent);
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
     const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.requestSignal });
-    const list = previous ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
+    const list = previous || !listed ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
     let ours: { path: string; owner: bigint } | undefined;
     try {
       const created = await create;
       ours = { path: created.path, owner: created.stat.ephemeralOwner };
       const name = created.path.slice(created.path.lastIndexOf('/') + 1);
       const seq = Number(name.slice(prefix.length));
-      if (previous && provenSole(previous, { seq, czxid: created.stat.czxid })) {
+      if (!listed || (previous && provenSole(previous, { seq, czxid: created.stat.czxid }))) {
         return { path: created.path, name, seq, stat: created.stat, children: null };
       }
       const { children } = await (list ?? client.getChildren(parent, { signal: deadline.requestSignal }));
@@ -170,13 +180,15 @@ export async function createProtected(
         throw error;
       }
       // The session that sent the create has ended, and the node it may have made with it.
-      if (failOnExpiry && client.sessionId !== session) {
-        throw new LockError('SESSIONEXPIRED', 'the session expired while joining the queue', { path: parent, op: 'acquire' });
-      }
+      if (failOnExpiry && client.sessionId !== session) throw sessionEnded(parent);
       // Create again only on a session that can hold a node: refused at once otherwise, the loop would spin.
       if (error.code === 'SESSIONEXPIRED') await awaitSession(client, undefined, deadline);
     }
   }
+}
+
+function sessionEnded(parent: string): LockError {
+  return new LockError('SESSIONEXPIRED', 'the session expired while joining the queue', { path: parent, op: 'acquire' });
 }
 
 /**

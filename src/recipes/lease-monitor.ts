@@ -55,6 +55,8 @@ export class LeaseMonitor {
      * the watch is then set at once, not on the first look, and re-armed on every change as always.
      */
     private readonly onData?: (data: Buffer) => void,
+    /** Hears that the lease ended: lost, released or handed over (once). */
+    private readonly onEnd?: () => void,
   ) {
     this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
     this.margin = safetyMargin(client, options);
@@ -168,6 +170,7 @@ export class LeaseMonitor {
     this.lost = { reason, message };
     this.controller?.abort(this.lostError(this.lost));
     this.detach();
+    this.onEnd?.();
   }
 
   /**

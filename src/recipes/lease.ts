@@ -24,7 +24,7 @@ export interface ReleaseHooks {
   deleted?: () => void;
   /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-record.ts). */
   record?: { data: Buffer; version: number };
-  /** Called when the holder releases the lease or hands its node over, before anything is deleted. */
+  /** Called once when the lease ends: lost (as far as it knows), or released or handed over by its holder, before anything is deleted. */
   ended?: () => void;
   /** Called when the server has no write permission for the record (the node was deleted all the same). */
   recordRefused?: () => void;
@@ -58,7 +58,7 @@ export class Lease implements AsyncDisposable {
     this.revocation = new RevocationRequest(node, onRevocationRequested && (() => onRevocationRequested(this)), () => this.held);
     // Only a revocable lease reads its node's data: the monitor's watch on it, set at once.
     const onData = options.revocable ? (data: Buffer): void => this.revocation.observe(data) : undefined;
-    this.monitor = new LeaseMonitor(client, node, stat, options, onData);
+    this.monitor = new LeaseMonitor(client, node, stat, options, onData, () => this.hooks.ended?.());
     if (options.revocable && options.revocationPending) this.revocation.inherit(options.revocationPending);
   }
 
@@ -164,7 +164,6 @@ export class Lease implements AsyncDisposable {
     this.released = true;
     this.revocation.end();
     this.monitor.stop(false);
-    this.hooks.ended?.();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -37,11 +37,11 @@ export class MultiLease implements AsyncDisposable {
     return !this.released && this.leases.every((lease) => lease.held);
   }
 
-  /** Releases every lock, in reverse order of acquisition. */
+  /** Releases every lock (see releaseAll: all are released even when one fails, then the failure is thrown). */
   async release(): Promise<void> {
     if (this.released) throw new LockError('ALREADY_RELEASED', 'the multi-lease was already released', { op: 'release' });
     this.released = true;
-    await releaseInReverse(this.leases);
+    await releaseAll(this.leases);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -71,11 +71,11 @@ export class MultiLock {
       for (;;) {
         for (const lock of this.locks) taken.push(await lock.acquire({ signal: deadline.signal }));
         if (await this.confirmHeld(taken, deadline.signal)) return new MultiLease(taken);
-        await releaseInReverse(taken);
+        await releaseAll(taken);
         taken = [];
       }
     } catch (error) {
-      await releaseInReverse(taken);
+      await releaseAll(taken);
       // The deadline's own error (LOCK_TIMEOUT or ABORTED) rather than the inner lock's echo of it.
       throw deadline.expired ? (deadline.signal.reason as Error) : error;
     } finally {
@@ -90,16 +90,16 @@ export class MultiLock {
       for (const lock of this.locks) {
         const lease = await lock.tryAcquire();
         if (!lease) {
-          await releaseInReverse(taken);
+          await releaseAll(taken);
           return null;
         }
         taken.push(lease);
       }
       if (await this.confirmHeld(taken)) return new MultiLease(taken);
-      await releaseInReverse(taken);
+      await releaseAll(taken);
       return null;
     } catch (error) {
-      await releaseInReverse(taken);
+      await releaseAll(taken);
       throw error;
     }
   }
@@ -132,6 +132,14 @@ export class MultiLock {
   }
 }
 
-async function releaseInReverse(leases: readonly Lease[]): Promise<void> {
-  for (const lease of [...leases].reverse()) await releaseQuietly(lease);
+/**
+ * Releases every lease, sent in reverse order of acquisition, each whatever becomes of the others
+ * (one failure must not leave the rest held). Then throws what failed: the release's own error
+ * when one did, an AggregateError of them all when several did.
+ */
+export async function releaseAll(leases: readonly Lease[]): Promise<void> {
+  const results = await Promise.allSettled([...leases].reverse().map((lease) => releaseQuietly(lease)));
+  const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, `${failures.length} of ${leases.length} releases failed`);
 }

@@ -1,11 +1,12 @@
 import type { WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath, validatePath } from '../client/index.js';
+import { giveUp } from './abandon.js';
 import { createProtected } from './contender-queue.js';
 import { randomUUID } from 'node:crypto';
 import type { ContenderInfo, LockState } from './inspect.js';
 import { leaseHoldersOf, participantsOf } from './inspect.js';
 import { verifyLeaseLimit } from './lease-limit.js';
-import { MultiLease } from './multi-lock.js';
+import { MultiLease, releaseAll } from './multi-lock.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
@@ -130,6 +131,7 @@ export class Semaphore {
    */
   private async attempt(deadline: Deadline, wait: boolean, count: number): Promise<Lease[] | null> {
     let queueLease: Lease | null = null;
+    let leases: Lease[] | null = null;
     try {
       queueLease = wait ? await this.queue.acquire({ signal: deadline.signal }) : await this.queue.tryAcquire();
       if (!queueLease) return null;
@@ -138,29 +140,51 @@ export class Semaphore {
       limitChecked.catch(() => undefined);
       const free = await this.waitForSlots(deadline, wait, queueLease, count, limitChecked);
       await limitChecked;
-      return free ? await this.createLeases(deadline, queueLease, count) : null;
+      leases = free ? await this.createLeases(deadline, queueLease, count) : null;
     } finally {
-      if (queueLease) await releaseQuietly(queueLease);
+      if (queueLease) await this.leaveQueue(deadline, queueLease, leases);
+    }
+    return leases;
+  }
+
+  /**
+   * Deletes our queue node, waiting for it no longer than the deadline allows (see giveUp). When
+   * that fails, the acquire fails with its error and the leases just made are released first:
+   * nobody would hold them.
+   */
+  private async leaveQueue(deadline: Deadline, queueLease: Lease, leases: readonly Lease[] | null): Promise<void> {
+    try {
+      await giveUp(this.client, releaseQuietly(queueLease), deadline);
+    } catch (error) {
+      if (leases) await giveUp(this.client, releaseAll(leases), deadline).catch(() => undefined);
+      throw error;
     }
   }
 
-  /** `count` lease nodes, created together; if any fails, those made are deleted before the failure is passed on. */
+  /**
+   * `count` lease nodes, created together on the session of our queue node (on another, we would
+   * no longer head the queue); if any fails, those made are deleted (see giveUp) before the
+   * failure is passed on.
+   */
   private async createLeases(deadline: Deadline, queueLease: Lease, count: number): Promise<Lease[]> {
     const data = ownerData(this.options.ownerId);
     const name = (): { prefix: string; protectionId: string } => {
       const uuid = randomUUID();
       return { prefix: `_c_${uuid}-lease-`, protectionId: uuid };
     };
-    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline)));
+    const session = queueLease.sessionId;
+    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session, list: false })));
     const nodes = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-    const failure = results.find((result) => result.status === 'rejected');
-    // Created on a newer session than the one heading the queue: another head may count a slot for itself too.
-    const moved = nodes.some((node) => node.stat.ephemeralOwner !== queueLease.sessionId) || !queueLease.held;
-    if (failure || moved) {
-      await Promise.all(nodes.map((node) => deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner)));
-      throw failure ? failure.reason : sessionLost(this.path);
+    try {
+      const failure = results.find((result) => result.status === 'rejected');
+      if (failure) throw failure.reason;
+      // Our queue node went (an admin deleted it): another head may count a slot for itself too.
+      if (!queueLease.held) throw sessionLost(this.path);
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, nodes[0]!.path);
+    } catch (error) {
+      await giveUp(this.client, Promise.all(nodes.map((node) => deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner))), deadline);
+      throw error;
     }
-    await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, nodes[0]!.path);
     return nodes.map((node) => new Lease(this.client, this.path, node.path, node.stat, this.options));
   }
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Lease } from '../../src/index.js';
-import { LockError, LockLostError, Mutex, NonReentrantMutex, ZooKeeperClient, ZooKeeperError, inspectLock } from '../../src/index.js';
+import type { Lease , LockError} from '../../src/index.js';
+import { LockLostError, Mutex, NonReentrantMutex, ZooKeeperClient, ZooKeeperError, inspectLock } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture, countListings, recordRequests, seqOf, sleep, within } from './fixtures.js';
+import { countListings, isLockError, RecipeFixture, recordRequests, seqOf, sleep, within } from './fixtures.js';
 
 /**
  * A Stat does not tell a container from a persistent node (the server reports ephemeralOwner 0
@@ -13,10 +13,6 @@ import { RecipeFixture, countListings, recordRequests, seqOf, sleep, within } fr
  * Its reaper runs every minute by default; every 200 ms here.
  */
 const REAPING = { jvmArgs: ['-Dznode.container.checkIntervalMs=200'] };
-
-function isLockError(code: string): (error: unknown) => boolean {
-  return (error) => error instanceof LockError && error.code === code;
-}
 
 describe('fair mutex', () => {
   let zk: RecipeFixture;

@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import type { AcquireOptions, Lease, ZooKeeperClient } from '../../src/index.js';
-import { LockError, LockLostError, MultiLock, Mutex, ReadWriteLock, Semaphore, inspectLock } from '../../src/index.js';
+import type { AcquireOptions, Lease, ZooKeeperClient , LockError} from '../../src/index.js';
+import { LockLostError, MultiLock, Mutex, ReadWriteLock, Semaphore, inspectLock } from '../../src/index.js';
 import { runCli } from '../cli/helpers/cli.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { deferred, eventually } from '../support/wait.js';
-import { RecipeFixture, within } from './fixtures.js';
-
-function isLockError(code: string): (error: unknown) => boolean {
-  return (error) => error instanceof LockError && error.code === code;
-}
+import { isLockError, RecipeFixture, within } from './fixtures.js';
 
 /** The rejection of `promise` (a fulfilment fails the test). */
 function rejectionOf(promise: Promise<unknown>): Promise<unknown> {

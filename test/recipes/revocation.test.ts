@@ -7,7 +7,7 @@ import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { runScript } from '../support/run-script.js';
 import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture, recordRequests, within } from './fixtures.js';
+import { isLockError, RecipeFixture, recordRequests, within } from './fixtures.js';
 
 const THROWING = fileURLToPath(new URL('./fixtures/throwing-on-revocation.ts', import.meta.url));
 
@@ -35,10 +35,6 @@ describe('revocation (Curator\'s protocol)', () => {
   async function settle(client: ZooKeeperClient, path: string): Promise<void> {
     await client.exists(path);
     await client.exists(path);
-  }
-
-  function isLockError(code: string): (error: unknown) => boolean {
-    return (error) => error instanceof LockError && error.code === code;
   }
 
   it('a revocable holder\'s signal aborts on a request (Curator\'s bytes), not on other writes; the lease stays held until released', async () => {

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { MultiLease } from '../../src/index.js';
-import { Semaphore } from '../../src/index.js';
+import { Perms, Semaphore } from '../../src/index.js';
+import { Deadline } from '../../src/recipes/deadline.js';
+import { verifyLeaseLimit } from '../../src/recipes/lease-limit.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually, whileProgressing } from '../support/wait.js';
 import { CuratorPeer } from './fixtures/curator-peer.js';
-import { RecipeFixture, isLockError, sharedNow, sleep, track, within } from './fixtures.js';
+import { RecipeFixture, countListings, isLockError, sharedNow, sleep, track, within } from './fixtures.js';
 import { silenceRepliesAfter } from '../support/lose-reply.js';
 
 describe('Semaphore: several leases at once, the recorded limit', () => {
@@ -49,6 +51,17 @@ describe('Semaphore: several leases at once, the recorded limit', () => {
     assert.ok(both.held);
     await both.release();
     await zk.assertNoNodes(`${path}/leases`);
+  });
+
+  it('a k-lease acquire lists leases/ once, to count them: its k creates send no listing of their own', async () => {
+    const path = '/k/listings';
+    const client = await zk.client();
+    const semaphore = new Semaphore(client, path, 3);
+    await (await semaphore.acquire()).release();
+    const listed = countListings(client);
+    const group = await semaphore.acquire({ leases: 3 });
+    assert.deepEqual(listed.filter((p) => p === `${path}/leases`), [`${path}/leases`]);
+    await group.release();
   });
 
   it('a deadline passing while the k creates are in flight leaves none of their nodes once the client is back', async () => {
@@ -191,6 +204,40 @@ describe('Semaphore: several leases at once, the recorded limit', () => {
     assert.equal((await zk.admin.getData('/k/foreign')).data.toString(), 'owned by an app');
   });
 
+  it('a limit written between our read of the empty data and our write of ours wins: our conditional write fails and we read it', async () => {
+    const path = '/k/between';
+    await zk.admin.ensurePath(path);
+    const client = await zk.client();
+    // Another contender's write lands right after our read is answered, before our write is sent.
+    const getData = client.getData.bind(client);
+    Object.assign(client, {
+      getData: async (...args: Parameters<typeof getData>) => {
+        const read = await getData(...args);
+        if (read.data.length === 0) await zk.admin.setData(path, Buffer.from('3'));
+        return read;
+      },
+    });
+    const deadline = new Deadline({ timeout: WAITER_TIMEOUT_MS }, path, 'acquire');
+    try {
+      await assert.rejects(verifyLeaseLimit(client, path, 2, client.sessionId, deadline), isLockError('LEASE_LIMIT_MISMATCH'));
+    } finally {
+      deadline.dispose();
+    }
+    assert.equal((await zk.admin.getData(path)).data.toString(), '3', 'the other write stands');
+  });
+
+  it('without write permission on the path nothing is recorded, and so nothing is checked (documented)', async () => {
+    const path = '/k/no-write';
+    await zk.admin.create(path, '', { acl: [{ perms: Perms.ALL & ~Perms.WRITE, id: { scheme: 'world', id: 'anyone' } }] });
+    const [a, b] = await Promise.all([zk.client(), zk.client()]);
+    const lease = await new Semaphore(a, path, 2).acquire({ timeout: WAITER_TIMEOUT_MS });
+    assert.equal((await zk.admin.getData(path)).data.length, 0, 'no record');
+    const other = await new Semaphore(b, path, 3).acquire({ timeout: WAITER_TIMEOUT_MS });
+    assert.equal(await leaseCount(path), 2, 'a contender with another limit was not stopped');
+    await other.release();
+    await lease.release();
+  });
+
   it('two first contenders with different limits: exactly one gets a lease, the other LEASE_LIMIT_MISMATCH', async () => {
     for (let trial = 0; trial < 5; trial++) {
       const path = `/k/race-${trial}`;
@@ -218,7 +265,11 @@ describe('Semaphore: several leases at once, the recorded limit', () => {
       const holds = [0, 1].map(() => curator.hold({ kind: 'semaphore', path, leases: 3 }));
       for (const id of holds) await curator.event(id, 'acquired');
       assert.equal(await leaseCount(path), 2, 'Curator holds two leases');
+      await zk.assertNoNodes(`${path}/locks`, 'Curator\'s holders left the queue');
       assert.equal(await semaphore.tryAcquire({ leases: 2 }), null, 'two more do not fit beside Curator\'s two');
+      const one = await semaphore.tryAcquire();
+      assert.ok(one, 'one does: the null above was the count, not a busy queue');
+      await one.release();
       const last = await semaphore.acquire({ timeout: WAITER_TIMEOUT_MS });
       assert.equal((await semaphore.leaseHolders()).length, 3);
       await last.release();

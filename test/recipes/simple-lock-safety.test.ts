@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { LockError, LockLostError, SimpleLock } from '../../src/index.js';
+import type { LockError} from '../../src/index.js';
+import { LockLostError, SimpleLock } from '../../src/index.js';
 import { eventually, nextEvent } from '../support/wait.js';
-import { RecipeFixture, within } from './fixtures.js';
+import { isLockError, RecipeFixture, within } from './fixtures.js';
 import { loseReplyTo, silenceRepliesAfter } from '../support/lose-reply.js';
 import { sessionBound } from '../support/bounds.js';
-
-function isLockError(code: string): (error: unknown) => boolean {
-  return (error) => error instanceof LockError && error.code === code;
-}
 
 describe('SimpleLock safety', () => {
   let zk: RecipeFixture;
