@@ -3,7 +3,7 @@ import type { ClientOptions } from '../../src/index.js';
 import { LockError, ZooKeeperClient, ZooKeeperError, parseContender } from '../../src/index.js';
 import type { ZooKeeperServerOptions } from '../../src/testing/index.js';
 import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
-import { WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import type { HoldInterval } from '../support/intervals.js';
 
 /** Short ticks so that session timeouts of a second or two are granted: fault tests run in seconds. */
@@ -53,7 +53,14 @@ export class RecipeFixture {
     }
   }
 
+  /**
+   * No node left under `path`. A node an acquire gave up on may still be on its way out: the
+   * rejection waits for its delete only briefly (giveUpNode in src/recipes/abandon.ts), so this
+   * waits a few round trips for the path to empty first. A leaked node never goes: its session lives on.
+   */
   async assertNoNodes(path: string, why = 'no contender node is left'): Promise<void> {
+    const until = Date.now() + ROUND_TRIPS_MS;
+    while ((await this.children(path)).length > 0 && Date.now() < until) await sleep(50);
     assert.deepEqual(await this.children(path), [], why);
   }
 
