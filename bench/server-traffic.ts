@@ -13,10 +13,11 @@ import type { Peer, Row } from './report.js';
 export interface ServerTraffic {
   readonly packets: number;
   readonly watchEvents: number;
-  /** Transaction-log fsyncs (mntr's fsynctime count): one covers every commit batched into it. */
+  /**
+   * Transaction-log fsyncs (mntr's fsynctime count): one covers every commit batched into it.
+   * Their time is not shown: mntr sums whole milliseconds per fsync, and one here takes less.
+   */
   readonly fsyncs: number;
-  /** Time those fsyncs took, ms (mntr's fsynctime sum). */
-  readonly fsyncMs: number;
   /** The server JVM's CPU time (user + system, from /proc), ms; absent where /proc could not be read. */
   readonly serverCpuMs?: number;
 }
@@ -74,7 +75,6 @@ function counters(mntr: string): ServerTraffic {
     packets: read(PACKETS),
     watchEvents: WATCHES_FIRED.reduce((sum, key) => sum + read(key), 0),
     fsyncs: read('zk_cnt_fsynctime'),
-    fsyncMs: read('zk_sum_fsynctime'),
     ...(ticks === undefined ? {} : { serverCpuMs: Number(ticks) * MS_PER_TICK }),
   };
 }
@@ -83,7 +83,7 @@ function counters(mntr: string): ServerTraffic {
 export function trafficBetween(before: string, after: string): ServerTraffic {
   const [a, b] = [counters(before), counters(after)];
   const cpu = a.serverCpuMs !== undefined && b.serverCpuMs !== undefined ? { serverCpuMs: b.serverCpuMs - a.serverCpuMs } : {};
-  return { packets: b.packets - a.packets, watchEvents: b.watchEvents - a.watchEvents, fsyncs: b.fsyncs - a.fsyncs, fsyncMs: b.fsyncMs - a.fsyncMs, ...cpu };
+  return { packets: b.packets - a.packets, watchEvents: b.watchEvents - a.watchEvents, fsyncs: b.fsyncs - a.fsyncs, ...cpu };
 }
 
 /** Runs `body` (nothing else talking to the server meanwhile) and adds the server's count of its traffic. */
@@ -98,7 +98,7 @@ const TRAFFIC_NOTE =
 
 /**
  * What the server did per cycle for each peer, the median over its rounds with their range:
- * requests, fsyncs and the time they took, its CPU, and with `watches` the watch events it sent.
+ * requests, fsyncs, its CPU, and with `watches` the watch events it sent.
  * A peer whose runs carry no count is left out of a row.
  */
 export function trafficRows(group: string, label: string, runs: ReadonlyMap<Peer, readonly { ops: number; server?: ServerTraffic | undefined }[]>, watches: boolean): Row[] {
@@ -121,7 +121,6 @@ export function trafficRows(group: string, label: string, runs: ReadonlyMap<Peer
     row('server requests per cycle (mntr packets received, pings included)', 'requests', (s) => s.packets),
     ...(watches ? [row('watch events per cycle (mntr watchers fired)', 'events', (s) => s.watchEvents)] : []),
     row('server fsyncs per cycle', 'fsyncs', (s) => s.fsyncs),
-    row('server fsync time per cycle', 'µs', (s) => s.fsyncMs * 1000),
     row('server CPU per cycle (its JVM, all threads)', 'µs', (s) => (s.serverCpuMs === undefined ? undefined : s.serverCpuMs * 1000)),
   ];
   rows[0]!.note = TRAFFIC_NOTE;
