@@ -20,6 +20,9 @@ export function safetyMargin(client: ZooKeeperClient, options: LeaseMonitorOptio
   return options.safetyMargin ?? Math.max(client.sessionTimeout / 10, 100);
 }
 
+/** A lease that reads no data has nothing to wait for: one settled promise for all of them. */
+const NOTHING_TO_READ: Promise<void> = Promise.resolve();
+
 /**
  * Watches what a lease depends on and aborts its signal when the lock is, or may be, lost:
  * the session expired; our node was deleted, or replaced by a namesake (the simple lock's fixed
@@ -64,7 +67,7 @@ export class LeaseMonitor {
     if (client.sessionId !== node.ephemeralOwner) this.lose('SESSIONEXPIRED', 'the session that created the node has ended');
     // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
     else this.checkProof();
-    this.firstRead = onData ? this.observe() : Promise.resolve();
+    this.firstRead = onData ? this.observe() : NOTHING_TO_READ;
   }
 
   /**

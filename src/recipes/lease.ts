@@ -41,7 +41,8 @@ export interface ReleaseHooks {
 export class Lease implements AsyncDisposable {
   private released = false;
   private readonly monitor: LeaseMonitor;
-  private readonly revocation: RevocationRequest;
+  /** Made at once for a revocable lease; for another, only if someone looks at its signal (which then never aborts). */
+  private revocation: RevocationRequest | undefined;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -54,12 +55,19 @@ export class Lease implements AsyncDisposable {
     private readonly options: LeaseOptions = {},
     private readonly hooks: ReleaseHooks = {},
   ) {
-    const { onRevocationRequested } = options;
-    this.revocation = new RevocationRequest(node, onRevocationRequested && (() => onRevocationRequested(this)), () => this.held);
-    // Only a revocable lease reads its node's data: the monitor's watch on it, set at once.
-    const onData = options.revocable ? (data: Buffer): void => this.revocation.observe(data) : undefined;
-    this.monitor = new LeaseMonitor(client, node, stat, options, onData, () => this.hooks.ended?.());
-    if (options.revocable && options.revocationPending) this.revocation.inherit(options.revocationPending);
+    let onData: ((data: Buffer) => void) | undefined;
+    if (options.revocable) {
+      // Only a revocable lease reads its node's data: the monitor's watch on it, set at once.
+      const revocation = this.revocationRequest();
+      onData = (data) => revocation.observe(data);
+    }
+    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended);
+    if (options.revocable && options.revocationPending) this.revocation!.inherit(options.revocationPending);
+  }
+
+  private revocationRequest(): RevocationRequest {
+    const { onRevocationRequested } = this.options;
+    return (this.revocation ??= new RevocationRequest(this.node, onRevocationRequested && (() => onRevocationRequested(this)), () => this.held));
   }
 
   /**
@@ -97,7 +105,7 @@ export class Lease implements AsyncDisposable {
    * lease stays held until released. Never aborts on other leases, nor after this one ended.
    */
   get revocationRequested(): AbortSignal {
-    return this.revocation.signal;
+    return this.revocationRequest().signal;
   }
 
   /** True until released or lost. */
@@ -157,12 +165,12 @@ export class Lease implements AsyncDisposable {
     if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'handOver' });
     this.released = true;
     this.monitor.stop(true);
-    return this.revocation.handOver();
+    return this.revocation?.handOver() ?? { requested: false, called: false };
   }
 
   private end(): void {
     this.released = true;
-    this.revocation.end();
+    this.revocation?.end();
     this.monitor.stop(false);
   }
 

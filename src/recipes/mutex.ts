@@ -110,8 +110,9 @@ export class QueueLock {
     const held = { seq: node.seq, czxid: node.stat.czxid };
     if (previous) this.uncontended = provenSole(previous, held);
     return tracked(this, (hooks) =>
+      // Spelled out rather than spread: a spread gives each lease's hooks a hidden class of its own.
       new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
-        ...hooks,
+        ended: hooks.ended,
         deleted: () => (this.released = held),
         record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
         recordRefused: () => (this.recordRefused = true),

@@ -134,8 +134,9 @@ describe('participants() on every lock, isAcquiredInThisProcess()', () => {
       await mutex.runExclusive(() => assert.equal(mutex.isAcquiredInThisProcess(), true));
       assert.equal(mutex.isAcquiredInThisProcess(), false);
 
-      // Lost: an operator deletes the node; the lease learns of it, and so does the lock.
+      // Lost: an operator deletes the node; the lease learns of it (its holder looks at its signal, which sets its watch), and so does the lock.
       const lost = await mutex.acquire();
+      assert.equal(lost.signal.aborted, false);
       await zk.admin.delete(lost.node);
       await eventually(() => !mutex.isAcquiredInThisProcess(), ROUND_TRIPS_MS, 'a lost lease no longer counts');
       await lost.release();
