@@ -58,7 +58,14 @@ const ACQUIRE_TIMEOUT_MS = 60_000;
  * acquire → release (no hold time; with `leases`, `holdMs` counted by the holder count) for the
  * duration, recording when each acquire resolves and each release is called, on one clock.
  */
-export async function contendInProcess(bench: Bench, root: string, spec: ContentionSpec, open: (connectString: string) => Promise<NodeLockSession>): Promise<Contention> {
+export async function contendInProcess(
+  bench: Bench,
+  root: string,
+  spec: ContentionSpec,
+  open: (connectString: string) => Promise<NodeLockSession>,
+  /** Runs the timed loop (its argument) with something around it: the profiler (profile.ts). */
+  around: (loop: () => Promise<Measurement>) => Promise<Measurement> = (loop) => loop(),
+): Promise<Contention> {
   const clients = await Promise.all(Array.from({ length: spec.sessions }, () => open(bench.connectString)));
   try {
     const holders = spec.leases === undefined ? undefined : Array.from({ length: spec.locks }, () => new HolderCount());
@@ -66,7 +73,7 @@ export async function contendInProcess(bench: Bench, root: string, spec: Content
     const perSession = clients.map(() => 0);
     const events: LockEvent[] = [];
     const { server, ...m } = await withTraffic(bench, () =>
-      measure(0, async () => {
+      around(() => measure(0, async () => {
         const deadline = performance.now() + spec.durationMs;
         await Promise.all(
           pickers.map(async (pick, i) => {
@@ -81,7 +88,7 @@ export async function contendInProcess(bench: Bench, root: string, spec: Content
             }
           }),
         );
-      }),
+      })),
     );
     const maxHolders = holders && Math.max(...holders.map((h) => h.most));
     return { m: { ...m, ops: perSession.reduce((a, b) => a + b, 0) }, perSession, events, server, maxHolders };

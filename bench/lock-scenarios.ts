@@ -255,13 +255,14 @@ async function herds(bench: Bench): Promise<Row[]> {
   for (const { sessions, waitersPerSession } of bench.config.herds) {
     const waiters = sessions * waitersPerSession;
     let run = 0;
-    const peerSpec = (peer: Peer): PeerHerd => ({ scenario: 'herd', root: `${bench.root}/herd-${waiters}-${peer}-${++run}`, sessions, waitersPerSession });
+    const rootOf = (peer: Peer): string => `${bench.root}/herd-${waiters}-${peer}-${++run}`;
+    const peerSpec = (peer: Peer): PeerHerd => ({ scenario: 'herd', root: rootOf(peer), sessions, waitersPerSession });
     const runs = await takeTurns<Peer, PeerResult>(bench.config.contentionRounds, {
       zklock: () => {
         const wakes = { count: 0 };
-        return herd(bench, `${bench.root}/herd-${waiters}-zklock-${++run}`, sessions, waitersPerSession, (hosts) => zklockSession(hosts, () => wakes.count++), wakes);
+        return herd(bench, rootOf('zklock'), sessions, waitersPerSession, (hosts) => zklockSession(hosts, () => wakes.count++), wakes);
       },
-      nzk: () => herd(bench, `${bench.root}/herd-${waiters}-nzk-${++run}`, sessions, waitersPerSession, nzkLockSession),
+      nzk: () => herd(bench, rootOf('nzk'), sessions, waitersPerSession, nzkLockSession),
       ...(bench.curator ? { curator: () => runCurator(bench.connectString, peerSpec('curator')) } : {}),
       ...(bench.kazoo ? { kazoo: () => runKazoo(bench.connectString, peerSpec('kazoo')) } : {}),
     }, OTHER_LIBRARIES);

@@ -38,9 +38,17 @@ export async function profileScenarios(bench: Bench, resultsDir: string): Promis
   try {
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
-    await session.post('Profiler.start');
-    const run = await contendInProcess(bench, `${bench.root}/profile-zklock`, { sessions, locks: 1, durationMs }, zklockSession);
-    const { profile } = await session.post('Profiler.stop');
+    let profile: Profiler.Profile | undefined;
+    // Around the timed loop alone: connecting the sessions and closing them stay outside.
+    const run = await contendInProcess(bench, `${bench.root}/profile-zklock`, { sessions, locks: 1, durationMs }, zklockSession, async (loop) => {
+      await session.post('Profiler.start');
+      try {
+        return await loop();
+      } finally {
+        ({ profile } = await session.post('Profiler.stop'));
+      }
+    });
+    if (!profile) throw new Error('the profiler gave no profile');
     const file = `${resultsDir}/contended-${new Date().toISOString().replace(/:/g, '-')}.cpuprofile`;
     await writeFile(file, JSON.stringify(profile));
     const shares = selfTimeByLayer(profile);

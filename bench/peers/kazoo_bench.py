@@ -271,18 +271,31 @@ def contend(hosts, spec):
 
 def herd(hosts, spec):
     """`sessions` x `waiters_per_session` waiters (a thread and a Lock each) queue on one lock
-    behind a holder; once all are queued and watching, the holder releases and each waiter
-    releases as soon as it holds, so the lock goes down the queue (bench/herd.ts is the zklock
-    twin). The mntr pair is read around that drain alone."""
+    behind a holder; once all are queued and the server's watch count has settled, the holder
+    releases and each waiter releases as soon as it holds, so the lock goes down the queue
+    (bench/herd.ts is the zklock twin). An untimed drain of `sessions` x 2 waiters on another path
+    goes first, on the same sessions, as the other sides do. The mntr pair is read around the
+    timed drain alone."""
     sessions = spec["sessions"]
-    waiters = sessions * spec["waiters_per_session"]
-    path = spec["root"]
     clients = [connect(hosts) for _ in range(sessions + 1)]
+    try:
+        drain(hosts, clients, spec["root"] + "-warmup", sessions * min(2, spec["waiters_per_session"]))
+        return drain(hosts, clients, spec["root"], sessions * spec["waiters_per_session"])
+    finally:
+        for zk in clients:
+            zk.stop()
+            zk.close()
+
+
+def drain(hosts, clients, path, waiters):
+    """One drain of `waiters` on `path`: the last client holds first, the others' threads queue behind it."""
+    sessions = len(clients) - 1
     holder = clients[sessions]
     first = Lock(holder, path)
     if not first.acquire(timeout=ACQUIRE_TIMEOUT_S):
         raise RuntimeError("the holder did not get %s" % path)
-    events = []
+    # The holder's hold is the first in the log, so the handoff from its release counts too.
+    events = [[0, now_ms(), -1]]
     failures = []
 
     def waiter(w):
@@ -305,14 +318,7 @@ def herd(hosts, spec):
         if time.perf_counter() > until:
             raise RuntimeError("fewer than %d contenders queued on %s" % (waiters + 1, path))
         time.sleep(0.02)
-    # Each waiter sets its watch just after its node shows in the queue: wait until all are in (or 5 s).
-    watching = 0
-    for attempt in range(100):
-        match = re.search(r"Total watches:\s*(\d+)", four_letter_word(hosts, b"wchs"))
-        watching = int(match.group(1)) if match else 0
-        if watching >= waiters:
-            break
-        time.sleep(0.05)
+    watching = queued_watches(hosts, waiters)
     before = mntr(hosts)
     cpu0, t0 = time.process_time(), time.perf_counter()
     events.append([1, now_ms(), -1])
@@ -320,13 +326,27 @@ def herd(hosts, spec):
     for t in threads:
         t.join()
     wall_ms, cpu_us = (time.perf_counter() - t0) * 1000.0, (time.process_time() - cpu0) * 1e6
-    after = mntr(hosts)
-    for zk in clients:
-        zk.stop()
-        zk.close()
     if failures:
         raise failures[0]
-    return {"ops": waiters, "wall_ms": wall_ms, "cpu_us": cpu_us, "events": events, "queued_watches": watching, "mntr_before": before, "mntr_after": after}
+    return {"ops": waiters, "wall_ms": wall_ms, "cpu_us": cpu_us, "events": events, "queued_watches": watching, "mntr_before": before, "mntr_after": mntr(hosts)}
+
+
+def queued_watches(hosts, at_least):
+    """Each waiter sets its watch just after its node shows in the queue: polls the server's count
+    until it holds one per waiter and has stopped rising over three polls (bench/herd.ts waits the
+    same way), or raises after 30 s."""
+    until = time.perf_counter() + 30
+    last, steady = -1, 0
+    while True:
+        match = re.search(r"Total watches:\s*(\d+)", four_letter_word(hosts, b"wchs"))
+        watches = int(match.group(1)) if match else 0
+        steady = steady + 1 if watches == last else 0
+        last = watches
+        if watches >= at_least and steady >= 3:
+            return watches
+        if time.perf_counter() > until:
+            raise RuntimeError("the server's watch count did not settle at %d or more (last %d)" % (at_least, watches))
+        time.sleep(0.1)
 
 
 def main():

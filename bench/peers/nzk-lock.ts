@@ -3,8 +3,6 @@ import { nzkConnect } from './nzk.js';
 import type { NzkClient } from './nzk.js';
 import { call, nzk } from './nzk.js';
 
-/** As the other sides' acquire bounds: a lock not had by then means the run is broken. */
-const ACQUIRE_TIMEOUT_MS = 60_000;
 const PREFIX = 'lock-';
 const EMPTY = Buffer.alloc(0);
 
@@ -21,9 +19,9 @@ export async function nzkLockSession(connectString: string): Promise<NodeLockSes
       // Created once, as an application sets up its lock path, not on every acquire.
       const ready = call<string>((cb) => client.mkdirp(path, cb));
       return {
-        acquire: async () => {
+        acquire: async ({ timeout }) => {
           await ready;
-          return acquire(client, path);
+          return acquire(client, path, timeout);
         },
       };
     },
@@ -31,10 +29,10 @@ export async function nzkLockSession(connectString: string): Promise<NodeLockSes
   };
 }
 
-async function acquire(client: NzkClient, path: string): Promise<{ release(): Promise<unknown> }> {
+async function acquire(client: NzkClient, path: string, timeoutMs: number): Promise<{ release(): Promise<unknown> }> {
   const node = await call<string>((cb) => client.create(`${path}/${PREFIX}`, EMPTY, nzk.CreateMode.EPHEMERAL_SEQUENTIAL, cb));
   const mine = node.slice(path.length + 1);
-  const until = Date.now() + ACQUIRE_TIMEOUT_MS;
+  const until = Date.now() + timeoutMs;
   for (;;) {
     const queue = (await call<string[]>((cb) => client.getChildren(path, cb))).filter((name) => name.startsWith(PREFIX)).sort();
     const at = queue.indexOf(mine);
@@ -43,13 +41,13 @@ async function acquire(client: NzkClient, path: string): Promise<{ release(): Pr
     let wake!: () => void;
     const gone = new Promise<void>((resolve) => (wake = resolve));
     const stat = await call<unknown>((cb) => client.exists(`${path}/${queue[at - 1]!}`, () => wake(), cb));
-    if (stat) await boundedWait(gone, until, node);
+    if (stat) await boundedWait(gone, until, `${node} not acquired within ${timeoutMs} ms`);
   }
 }
 
-async function boundedWait(gone: Promise<void>, until: number, node: string): Promise<void> {
+async function boundedWait(gone: Promise<void>, until: number, why: string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${node} not acquired within ${ACQUIRE_TIMEOUT_MS} ms`)), Math.max(0, until - Date.now()))));
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(why)), Math.max(0, until - Date.now()))));
   try {
     await Promise.race([gone, late]);
   } finally {
