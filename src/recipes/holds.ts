@@ -12,8 +12,16 @@ const live = new WeakMap<object, number>();
 
 /** Makes a lease of `lock`, counted until it ends (also when it ends while it is made: its session already gone). */
 export function tracked(lock: object, make: (hooks: Pick<ReleaseHooks, 'ended'>) => Lease): Lease {
+  const ended = (): void => {
+    live.set(lock, (live.get(lock) ?? 1) - 1);
+  };
   live.set(lock, (live.get(lock) ?? 0) + 1);
-  return make({ ended: () => live.set(lock, (live.get(lock) ?? 1) - 1) });
+  try {
+    return make({ ended });
+  } catch (error) {
+    ended();
+    throw error;
+  }
 }
 
 /** Whether a lease of `lock` has not ended, as far as the leases know (see `live`). */
