@@ -20,7 +20,7 @@ export function safetyMargin(client: ZooKeeperClient, options: LeaseMonitorOptio
   return options.safetyMargin ?? Math.max(client.sessionTimeout / 10, 100);
 }
 
-/** A lease that reads no data has nothing to wait for: one settled promise for all of them. */
+/** Nothing to wait for (a lease that reads no data, a look once watching): one settled promise for all, none made per look. */
 const NOTHING_TO_READ: Promise<void> = Promise.resolve();
 
 /**
@@ -93,7 +93,7 @@ export class LeaseMonitor {
    */
   private observe(): Promise<void> {
     // A lease already known lost needs no watch.
-    if (this.watching || this.lost) return Promise.resolve();
+    if (this.watching || this.lost) return NOTHING_TO_READ;
     this.watching = true;
     return this.watchNode();
   }

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperServer } from '../../src/testing/index.js';
+import { runScript } from '../support/run-script.js';
 
 const SCRIPT = fileURLToPath(new URL('./fixtures/throwing-listeners.ts', import.meta.url));
 
@@ -24,21 +23,16 @@ describe('application listeners and watchers that throw', () => {
   });
 
   it('cost the session nothing: reconnecting goes on, requests succeed, other watchers fire, and each error is rethrown on its own', { timeout: 90_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, String(server.port)], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 0, `the process survived: ${err}`);
-    const result = JSON.parse(out.trim().split('\n').pop()!) as {
+    const { code, result, stderr } = await runScript<{
       setData: string;
       secondWatcher: unknown;
       persistentSetData: string;
       secondListener: unknown;
       sameSession: boolean;
       uncaught: string[];
-    };
+    }>(SCRIPT, [String(server.port)]);
+    assert.equal(code, 0, `the process survived: ${stderr}`);
+    assert.ok(result, 'the fixture printed its result');
     assert.equal(result.setData, 'ok', 'the setData that fired the watch succeeded');
     assert.deepEqual(result.secondWatcher, { type: 'dataChanged', path: result.secondWatcher && (result.secondWatcher as { path: string }).path });
     assert.equal(result.persistentSetData, 'ok', 'the setData that fired the persistent watch succeeded');
