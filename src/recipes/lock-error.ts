@@ -56,9 +56,11 @@ export class LockError extends ZooKeeperError {
  * - `SESSION_MAY_HAVE_EXPIRED`: the leader may already have expired the session: the proof that it
  *   heard from us (client.sessionAliveUntil()) ran out within the safety margin, connected or not.
  * - `CLOSED`: the client was closed.
+ * - `HOLD_EXPIRED`: the lease was held for its `maxHold` (see hold-limit.ts). Our node is still
+ *   there until released (or force-released), but the holder has overrun its bound and must stop.
  * - `RELEASED`: the lease was released normally.
  */
-export type LockLostReason = 'SESSIONEXPIRED' | 'NODE_DELETED' | 'SESSION_MAY_HAVE_EXPIRED' | 'CLOSED' | 'RELEASED';
+export type LockLostReason = 'SESSIONEXPIRED' | 'NODE_DELETED' | 'SESSION_MAY_HAVE_EXPIRED' | 'CLOSED' | 'HOLD_EXPIRED' | 'RELEASED';
 
 /** The reason a lease's signal carries. */
 export class LockLostError extends ZooKeeperError {
