@@ -21,7 +21,7 @@ import { ZooKeeperError } from '../client/index.js';
  * - `GUARD_NOT_SUPPORTED`: `guard()` on a lease whose node a namesake may replace (SimpleLock).
  * - `LEASE_LIMIT_MISMATCH`: a semaphore's limit differs from the one recorded on its path by
  *   the contenders before it (see lease-limit.ts).
- * - `INVALID_ARGUMENT`: bad options (a negative timeout, a semaphore of 0, more leases than it allows, an empty lock set).
+ * - `INVALID_ARGUMENT`: bad options (a negative timeout, a `maxHold` that is not above 0, a semaphore of 0, more leases than it allows, an empty lock set).
  * - `REVOCATION_REQUESTED`: not thrown; the reason of a revocable lease's `revocationRequested`
  *   signal (someone asked the holder to let go; see revocation.ts).
  */

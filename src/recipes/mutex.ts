@@ -6,7 +6,7 @@ import { NotAcquired, acquireInQueue } from './contender-queue.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import type { HoldOptions } from './hold-limit.js';
-import { startHold } from './hold-limit.js';
+import { holdOnly, startHold } from './hold-limit.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { ownerData } from './owner-data.js';
@@ -170,8 +170,7 @@ export class QueueLock {
   async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
     this.precheck();
     try {
-      // Only the hold bound: a timeout or signal (untyped callers) must not bound the round trips of a try.
-      return await this.join({ maxHold: options.maxHold, forceReleaseAfter: options.forceReleaseAfter }, false);
+      return await this.join(holdOnly(options), false);
     } catch (error) {
       if (error instanceof NotAcquired) return null;
       throw error;

@@ -10,7 +10,7 @@ import { MultiLease, releaseAll } from './multi-lock.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import type { HoldOptions } from './hold-limit.js';
-import { startHold } from './hold-limit.js';
+import { holdOnly, startHold } from './hold-limit.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
@@ -92,8 +92,7 @@ export class Semaphore {
   tryAcquire(options?: HoldOptions & { leases?: undefined }): Promise<Lease | null>;
   async tryAcquire(options: HoldOptions & { leases?: number } = {}): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
-    // Only the hold bound: a timeout or signal (untyped callers) must not bound the round trips of a try.
-    const hold = { maxHold: options.maxHold, forceReleaseAfter: options.forceReleaseAfter };
+    const hold = holdOnly(options);
     const deadline = new Deadline(hold, this.path, 'tryAcquire');
     try {
       const leases = await this.attempt(deadline, false, count ?? 1);

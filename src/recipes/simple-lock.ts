@@ -5,7 +5,7 @@ import { abandon } from './abandon.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import type { HoldOptions } from './hold-limit.js';
-import { startHold } from './hold-limit.js';
+import { holdOnly, startHold } from './hold-limit.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import type { LockState } from './inspect.js';
@@ -53,8 +53,7 @@ export class SimpleLock {
 
   /** The lock if free now, else null. Never waits for the lock; leaves no node when it returns null. */
   async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
-    // Only the hold bound: a timeout or signal (untyped callers) must not bound the round trips of a try.
-    const hold = { maxHold: options.maxHold, forceReleaseAfter: options.forceReleaseAfter };
+    const hold = holdOnly(options);
     const attempt = this.begin(new Deadline(hold, this.path, 'tryAcquire'));
     try {
       const lease = await this.attempt(attempt);
