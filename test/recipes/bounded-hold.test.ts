@@ -3,7 +3,7 @@ import { createHook } from 'node:async_hooks';
 import { after, before, describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import type { HoldLimit, Lease, MultiLease } from '../../src/index.js';
-import { LockError, LockLostError, MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock } from '../../src/index.js';
+import { LockError, LockLostError, MultiLock, Mutex, NonReentrantMutex, Perms, ReadWriteLock, Semaphore, SimpleLock } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, isLockError, sleep, within } from './fixtures.js';
@@ -353,7 +353,9 @@ describe('bounded holds (maxHold, forceReleaseAfter)', () => {
       ]) {
         const lease = await acquire();
         let releasing: Promise<void> | undefined;
-        lease.signal.addEventListener('abort', () => (releasing = lease.release()), { once: true });
+        lease.signal.addEventListener('abort', () => {
+          releasing = lease.release();
+        }, { once: true });
         assertHoldExpired((await whenAborted(lease.signal)).reason, MAX_HOLD);
         await releasing;
         assert.deepEqual(timers.live(grace, grace - 1000), [], 'no forced release armed after the release');
@@ -362,7 +364,9 @@ describe('bounded holds (maxHold, forceReleaseAfter)', () => {
       // With a short grace: no second delete reaches the server once it is over.
       const lease = await new Mutex(client, path).acquire({ maxHold: MAX_HOLD, forceReleaseAfter: GRACE });
       let releasing: Promise<void> | undefined;
-      lease.signal.addEventListener('abort', () => (releasing = lease.release()), { once: true });
+      lease.signal.addEventListener('abort', () => {
+        releasing = lease.release();
+      }, { once: true });
       await whenAborted(lease.signal);
       await releasing;
       let sent = 0;
@@ -394,6 +398,25 @@ describe('bounded holds (maxHold, forceReleaseAfter)', () => {
     assert.ok(deletedAt >= lease.holdLimit!.expiresAt + GRACE, `deleted ${lease.holdLimit!.expiresAt + GRACE - deletedAt} ms before the grace was over`);
     assert.equal(client.sessionId, lease.sessionId, 'the same session: only the forced release could delete the node');
     await lease.release();
+    await zk.assertNoNodes(path);
+  });
+
+  it('a forced release the server refuses (NOAUTH) leaves the node; release() then sends its own delete and reports why', async () => {
+    const path = '/bh/force-refused';
+    const client = await zk.client();
+    const lease = await new Mutex(client, path).acquire({ maxHold: MAX_HOLD, forceReleaseAfter: GRACE });
+    await zk.admin.setACL(path, [{ perms: Perms.ALL & ~Perms.DELETE, id: { scheme: 'world', id: 'anyone' } }]);
+    try {
+      assertHoldExpired((await whenAborted(lease.signal)).reason, MAX_HOLD);
+      await sleep(Math.max(0, lease.holdLimit!.expiresAt + GRACE - performance.now()) + 100);
+      // A round trip behind the forced delete: its answer is in by then.
+      await client.exists('/');
+      assert.ok(await zk.admin.exists(lease.node), 'the refused forced release left the node');
+      await assert.rejects(lease.release(), (error: unknown) => (error as { code?: string }).code === 'NOAUTH');
+    } finally {
+      await zk.admin.setACL(path, [{ perms: Perms.ALL, id: { scheme: 'world', id: 'anyone' } }]);
+    }
+    await zk.admin.delete(lease.node);
     await zk.assertNoNodes(path);
   });
 
