@@ -32,9 +32,6 @@ export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   onWake?: () => void;
 }
 
-/** Kept for callers that named it; the read/write lock's downgrade no longer ignores nodes (that let writers in). */
-export type AcquireAttempt = AcquireOptions;
-
 /**
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
  * contender. Mutex and the read/write lock's two sides are this with a name and a kind.
@@ -62,7 +59,7 @@ export class QueueLock {
   }
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
-  async acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
+  async acquire(attempt: AcquireOptions = {}): Promise<Lease> {
     this.precheck();
     return this.join(attempt, true);
   }
@@ -75,7 +72,7 @@ export class QueueLock {
     refuseInside(sectionOf(this), this.lockPath, 'WOULD_DEADLOCK', 'this call chain already holds this lock');
   }
 
-  private async join(attempt: AcquireAttempt, wait: boolean): Promise<Lease> {
+  private async join(attempt: AcquireOptions, wait: boolean): Promise<Lease> {
     const deadline = new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire');
     const previous = this.released;
     try {
