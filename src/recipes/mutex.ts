@@ -159,8 +159,8 @@ export class QueueLock {
 
   /**
    * The lock if nobody holds or waits for it right now, else null; leaves no node when null.
-   * Not `acquire({ timeout: 0 })`: creating a missing lock path or resolving a lost create reply
-   * takes round trips that a zero deadline would refuse, answering null for a free lock.
+   * What a timeout of 0 cannot mean (`acquire` refuses it): creating a missing lock path or
+   * resolving a lost create reply takes round trips that a zero deadline would refuse.
    */
   async tryAcquire(): Promise<Lease | null> {
     this.precheck();

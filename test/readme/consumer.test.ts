@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ZooKeeperClient } from '../../src/index.js';
-import { ZooKeeperServer } from '../../src/testing/index.js';
 import { createTempDir, removeTempDir } from '../../src/testing/temp-dir.js';
 import { ROUND_TRIPS_MS, harnessBound } from '../support/bounds.js';
+import { serverFixture } from '../support/server-fixture.js';
 import type { ReadmeBlock } from './readme-blocks.js';
 import { REPO, readReadme, run } from './readme-blocks.js';
 
@@ -61,8 +60,7 @@ function flavours(): Flavour[] {
 }
 
 describe('a fresh project installs the packed package and runs the README\'s first example', { timeout: harnessBound(1, 1) + 6 * (INSTALL_MS + ROUND_TRIPS_MS) }, () => {
-  let server: ZooKeeperServer;
-  let admin: ZooKeeperClient;
+  const zk = serverFixture();
   let dir: string;
   let tarball: string;
 
@@ -75,13 +73,9 @@ describe('a fresh project installs the packed package and runs the README\'s fir
     const packed = readdirSync(dir).find((f) => f.endsWith('.tgz'));
     assert.ok(packed, pack.output);
     tarball = join(dir, packed);
-    server = await ZooKeeperServer.start();
-    admin = await ZooKeeperClient.connect(server.connectString);
   });
 
   after(async () => {
-    await admin?.close();
-    await server?.stop();
     if (dir) await removeTempDir(dir);
   });
 
@@ -98,11 +92,11 @@ describe('a fresh project installs the packed package and runs the README\'s fir
         assert.equal(tsc.code, 0, `tsc (module ${flavour.tsModule}):\n${tsc.output}`);
       }
       const chroot = `/consumer-${flavour.name.replace(/\W+/g, '-')}`;
-      await admin.ensurePath(chroot);
-      const result = await run(process.execPath, [flavour.main], { cwd: project, env: { ZOOKEEPER_CONNECT: `${server.connectString}${chroot}` }, ms: ROUND_TRIPS_MS });
+      await zk.client.ensurePath(chroot);
+      const result = await run(process.execPath, [flavour.main], { cwd: project, env: { ZOOKEEPER_CONNECT: `${zk.server.connectString}${chroot}` }, ms: ROUND_TRIPS_MS });
       assert.equal(result.code, 0, result.output);
       assert.match(result.output, /\/jobs\/job-\d{10}/, 'the example prints the node it created');
-      const { children } = await admin.getChildren(`${chroot}/jobs`);
+      const { children } = await zk.client.getChildren(`${chroot}/jobs`);
       assert.equal(children.length, 1, 'the example created its one job node on the server');
     });
   }

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ZooKeeperClient } from '../../src/index.js';
-import { ZooKeeperServer } from '../../src/testing/index.js';
 import { createTempDir, removeTempDir } from '../../src/testing/temp-dir.js';
 import { harnessBound } from '../support/bounds.js';
+import { serverFixture } from '../support/server-fixture.js';
 import type { ReadmeBlock } from './readme-blocks.js';
 import { REPO, moduleText, readReadme, run, scratchRoot } from './readme-blocks.js';
 
@@ -23,21 +22,16 @@ const fileOf = (block: ReadmeBlock): string => `readme-L${block.line}.${block.la
 const BLOCK_MS = harnessBound(4, 4);
 
 describe('README code blocks run as pasted', { timeout: blocks.length * BLOCK_MS }, () => {
-  let server: ZooKeeperServer;
-  let admin: ZooKeeperClient;
+  const zk = serverFixture();
   let dir: string;
 
   before(async () => {
     assert.ok(existsSync(join(REPO, 'dist/index.d.ts')), 'the README runs against the built package: npm run build first');
     dir = await createTempDir('readme', scratchRoot());
     for (const block of blocks) writeFileSync(join(dir, fileOf(block)), moduleText(block));
-    server = await ZooKeeperServer.start();
-    admin = await ZooKeeperClient.connect(server.connectString);
   });
 
   after(async () => {
-    await admin?.close();
-    await server?.stop();
     if (dir) await removeTempDir(dir);
   });
 
@@ -59,9 +53,9 @@ describe('README code blocks run as pasted', { timeout: blocks.length * BLOCK_MS
     const skip = block.sketch ? `README.md:${block.line} is a sketch (\`\`\`${block.lang} sketch), not run` : false;
     test(`README.md:${block.line} (${block.lang}) runs`, { skip }, async () => {
       const chroot = `/readme/L${block.line}`;
-      await admin.ensurePath(chroot);
+      await zk.client.ensurePath(chroot);
       const args = block.lang === 'ts' ? ['--import', 'tsx', fileOf(block)] : [fileOf(block)];
-      const result = await run(process.execPath, args, { cwd: dir, env: { ZOOKEEPER_CONNECT: `${server.connectString}${chroot}` }, ms: BLOCK_MS });
+      const result = await run(process.execPath, args, { cwd: dir, env: { ZOOKEEPER_CONNECT: `${zk.server.connectString}${chroot}` }, ms: BLOCK_MS });
       assert.equal(result.code, 0, `README.md:${block.line} failed (its line N is ${fileOf(block)}:N+1):\n${result.output}`);
     });
   }
