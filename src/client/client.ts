@@ -32,7 +32,7 @@ import { callListener } from './call-listener.js';
 import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
-import { checkDuration } from './durations.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, checkDuration } from './durations.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, checkLimit } from './limits.js';
 import { checkFrameLimit } from './frame-limits.js';
 import type { NodeData } from './node-data.js';
@@ -51,9 +51,9 @@ import type { WatchClass, WatchKind } from './watch-manager.js';
 import { WATCH_CLASSES, WatchManager } from './watch-manager.js';
 
 export interface ClientOptions {
-  /** Requested session timeout in ms (the server clamps it to its min/max), at most 2^31−1. Default 15000. */
+  /** Requested session timeout in ms (the server clamps it to its min/max), in (0, 2^31−1]. Default 15000. */
   sessionTimeout?: number;
-  /** Bound on how long a request waits for a connection when it has no timeout of its own, at most 2^31−1 ms. Default 20000. */
+  /** Bound on how long a request (and `connect()`) waits for a connection when it has no timeout of its own, ms in (0, 2^31−1]. Default 20000. */
   requestTimeout?: number;
   /** Connect over TLS to a secure client port; Node's `tls.connect` options are passed through. */
   tls?: TlsOptions | boolean;
@@ -174,8 +174,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
-    this.requestTimeout = checkDuration(options.requestTimeout ?? 20000, 'requestTimeout');
-    const sessionTimeout = checkDuration(options.sessionTimeout ?? 15000, 'sessionTimeout');
+    this.requestTimeout = checkDuration(options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeout');
+    const sessionTimeout = checkDuration(options.sessionTimeout ?? DEFAULT_SESSION_TIMEOUT_MS, 'sessionTimeout');
     this.session = new Session({
       hosts,
       sessionTimeout,
@@ -321,10 +321,15 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    */
   waitForConnected(options: WaitForConnectedOptions = {}): Promise<void> {
     const { session, signal } = options;
+    let timeout: number | undefined;
+    try {
+      // Checked first: a timeout of 0 is INVALID_ARGUMENT connected or not (as for every call), never "time out now".
+      timeout = options.timeout === Infinity ? undefined : checkDuration(options.timeout ?? this.requestTimeout, 'timeout', { op: 'waitForConnected' });
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.session.isConnected || (session !== undefined && this.sessionId !== session)) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      // Thrown in the executor, so it rejects before any timer or listener exists.
-      const timeout = options.timeout === Infinity ? undefined : checkDuration(options.timeout ?? this.requestTimeout, 'timeout', { op: 'waitForConnected' });
       const ended = this.noSessionToCome();
       if (ended) return reject(ended);
       if (signal?.aborted) return reject(waitAborted(signal));

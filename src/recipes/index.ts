@@ -1,5 +1,5 @@
 export { Mutex, NonReentrantMutex, QueueLock } from './mutex.js';
-export type { LockOptions, AcquireAttempt } from './mutex.js';
+export type { LockOptions } from './mutex.js';
 export { SimpleLock } from './simple-lock.js';
 export type { SimpleLockOptions } from './simple-lock.js';
 export { ReadWriteLock, ReadLock, WriteLock } from './read-write-lock.js';

@@ -85,6 +85,8 @@ export class Lease implements AsyncDisposable {
   /**
    * Grows with every acquisition of this lock, ensemble-wide (the node's creation zxid). Hand it
    * to the protected resource, which rejects a token lower than the highest it has seen.
+   * A `bigint` (zxids are 64-bit): `JSON.stringify` throws on it, so log or send
+   * `fencingToken.toString()`.
    */
   get fencingToken(): bigint {
     return this.stat.czxid;

@@ -34,9 +34,6 @@ export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   onWake?: () => void;
 }
 
-/** Kept for callers that named it; the read/write lock's downgrade no longer ignores nodes (that let writers in). */
-export type AcquireAttempt = AcquireOptions;
-
 /**
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
  * contender. Mutex and the read/write lock's two sides are this with a name and a kind.
@@ -64,7 +61,7 @@ export class QueueLock {
   }
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
-  async acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
+  async acquire(attempt: AcquireOptions = {}): Promise<Lease> {
     this.precheck();
     return this.join(attempt, true);
   }
@@ -77,7 +74,7 @@ export class QueueLock {
     refuseInside(sectionOf(this), this.lockPath, 'WOULD_DEADLOCK', 'this call chain already holds this lock');
   }
 
-  private async join(attempt: AcquireAttempt, wait: boolean): Promise<Lease> {
+  private async join(attempt: AcquireOptions, wait: boolean): Promise<Lease> {
     const deadline = new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire');
     const previous = this.released;
     try {
@@ -164,8 +161,8 @@ export class QueueLock {
 
   /**
    * The lock if nobody holds or waits for it right now, else null; leaves no node when null.
-   * Not `acquire({ timeout: 0 })`: creating a missing lock path or resolving a lost create reply
-   * takes round trips that a zero deadline would refuse, answering null for a free lock.
+   * What a timeout of 0 cannot mean (`acquire` refuses it): creating a missing lock path or
+   * resolving a lost create reply takes round trips that a zero deadline would refuse.
    */
   async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
     this.precheck();

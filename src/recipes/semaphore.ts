@@ -85,8 +85,8 @@ export class Semaphore {
 
   /**
    * A lease (with `leases: k`, k leases) if that many slots are free now and nobody queues for
-   * one, else null; leaves no node when it returns null. Not `acquire({ timeout: 0 })`, which
-   * would refuse even the round trips of creating a missing path.
+   * one, else null; leaves no node when it returns null. What a timeout of 0 cannot mean
+   * (`acquire` refuses it): a zero deadline would refuse even the round trips of creating a missing path.
    */
   tryAcquire(options: HoldOptions & { leases: number }): Promise<MultiLease | null>;
   tryAcquire(options?: HoldOptions & { leases?: undefined }): Promise<Lease | null>;
