@@ -20,12 +20,14 @@ import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface SemaphoreOptions extends LeaseMonitorOptions {
   ownerId?: string;
-  /** Called for every watch event a waiter receives (herd measurement). */
-  onWake?: () => void;
 }
+
+/** What a semaphore's acquire events name (see diagnostics.ts). */
+type SemaphoreFacts = { lockPath: string; kind: 'semaphore'; layout: 'curator' };
 
 /**
  * Up to `maxLeases` holders at once, in Curator's InterProcessSemaphoreV2 layout: waiters queue
@@ -36,6 +38,7 @@ export interface SemaphoreOptions extends LeaseMonitorOptions {
 export class Semaphore {
   private readonly queue: Mutex;
   private readonly leasesPath: string;
+  private readonly traceFacts: SemaphoreFacts;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -47,9 +50,10 @@ export class Semaphore {
     if (!Number.isInteger(maxLeases) || maxLeases < 1) {
       throw new LockError('INVALID_ARGUMENT', `a semaphore needs a whole number of leases >= 1, got ${String(maxLeases)}`, { path, op: 'semaphore' });
     }
-    const queueOptions: LockOptions = { ownerId: options.ownerId, onWake: options.onWake };
+    const queueOptions: LockOptions = { ownerId: options.ownerId };
     this.queue = new Mutex(client, joinPath(path, 'locks'), queueOptions);
     this.leasesPath = joinPath(path, 'leases');
+    this.traceFacts = { lockPath: path, kind: 'semaphore', layout: 'curator' };
   }
 
   /**
@@ -61,7 +65,11 @@ export class Semaphore {
    */
   acquire(options: AcquireOptions & { leases: number }): Promise<MultiLease>;
   acquire(options?: AcquireOptions & { leases?: undefined }): Promise<Lease>;
-  async acquire(options: AcquireOptions & { leases?: number } = {}): Promise<Lease | MultiLease> {
+  acquire(options: AcquireOptions & { leases?: number } = {}): Promise<Lease | MultiLease> {
+    return lockTraced() ? traceAcquire(this.traceFacts, () => this.acquireNow(options)) : this.acquireNow(options);
+  }
+
+  private async acquireNow(options: AcquireOptions & { leases?: number }): Promise<Lease | MultiLease> {
     const count = this.leaseCount(options.leases, 'acquire');
     const deadline = new Deadline(options, this.path, 'acquire');
     try {
@@ -88,7 +96,11 @@ export class Semaphore {
    */
   tryAcquire(options: { leases: number }): Promise<MultiLease | null>;
   tryAcquire(options?: { leases?: undefined }): Promise<Lease | null>;
-  async tryAcquire(options: { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+  tryAcquire(options: { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+    return lockTraced() ? traceAcquire(this.traceFacts, () => this.tryAcquireNow(options)) : this.tryAcquireNow(options);
+  }
+
+  private async tryAcquireNow(options: { leases?: number }): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
     const deadline = new Deadline({}, this.path, 'tryAcquire');
     try {
@@ -202,12 +214,7 @@ export class Semaphore {
       if (!queueLease.held) throw sessionLost(this.path);
       let onChange!: (event: WatchEvent) => void;
       const changed = new Promise<WatchEvent>((resolve) => (onChange = resolve));
-      // The caller's onWake goes last, inside the watcher, where the client isolates a throw:
-      // it cannot keep the wait from settling nor fail the acquire.
-      const watcher = (event: WatchEvent): void => {
-        onChange(event);
-        this.options.onWake?.();
-      };
+      const watcher = (event: WatchEvent): void => onChange(event);
       let children: string[];
       try {
         ({ children } = await deadline.race(this.client.getChildren(this.leasesPath, { watch: watcher })));

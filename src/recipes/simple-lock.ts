@@ -13,6 +13,7 @@ import { awaitSession } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface SimpleLockOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -50,7 +51,11 @@ export class SimpleLock {
   }
 
   /** The lock if free now, else null. Never waits for the lock; leaves no node when it returns null. */
-  async tryAcquire(): Promise<Lease | null> {
+  tryAcquire(): Promise<Lease | null> {
+    return lockTraced() ? traceAcquire({ lockPath: this.path, kind: 'simple' }, () => this.tryAcquireNow()) : this.tryAcquireNow();
+  }
+
+  private async tryAcquireNow(): Promise<Lease | null> {
     const attempt = this.begin(new Deadline({}, this.path, 'tryAcquire'));
     try {
       return await this.attempt(attempt);
@@ -59,7 +64,11 @@ export class SimpleLock {
     }
   }
 
-  async acquire(options: AcquireOptions = {}): Promise<Lease> {
+  acquire(options: AcquireOptions = {}): Promise<Lease> {
+    return lockTraced() ? traceAcquire({ lockPath: this.path, kind: 'simple' }, () => this.acquireNow(options)) : this.acquireNow(options);
+  }
+
+  private async acquireNow(options: AcquireOptions): Promise<Lease> {
     const attempt = this.begin(new Deadline(options, this.path, 'acquire'));
     try {
       for (;;) {
