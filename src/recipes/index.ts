@@ -10,6 +10,7 @@ export { Lease } from './lease.js';
 export type { LeaseOptions } from './lease.js';
 export type { LeaseMonitorOptions } from './lease-monitor.js';
 export type { AcquireOptions } from './deadline.js';
+export type { HoldLimit, HoldOptions } from './hold-limit.js';
 export { LockError, LockLostError } from './lock-error.js';
 export type { LockErrorCode, LockLostReason } from './lock-error.js';
 export { inspectLock } from './inspect.js';

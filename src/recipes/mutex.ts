@@ -5,6 +5,8 @@ import type { HeldNode } from './contender-queue.js';
 import { NotAcquired, acquireInQueue } from './contender-queue.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
+import type { HoldOptions } from './hold-limit.js';
+import { holdOnly, startHold } from './hold-limit.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { ownerData } from './owner-data.js';
@@ -106,7 +108,7 @@ export class QueueLock {
       // is then already on its signal. Bounded by the deadline all the same: past it the lease is
       // handed out without the answer (the node is ours; the read or the watch catches up).
       if (this.options.revocable) await deadline.race(lease.revocationChecked).catch(() => undefined);
-      return lease;
+      return startHold(lease, attempt);
     } finally {
       deadline.dispose();
     }
@@ -137,7 +139,7 @@ export class QueueLock {
     return participantsOf(this.client, this.lockPath, 'queue');
   }
 
-  /** Runs `fn` holding the lock, then releases it (even when `fn` throws). */
+  /** Runs `fn` holding the lock, then releases it (even when `fn` throws); `maxHold` bounds the hold as acquire's does. */
   async runExclusive<T>(fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     const lease = await this.acquire(options);
     try {
@@ -172,10 +174,11 @@ export class QueueLock {
    * Not `acquire({ timeout: 0 })`: creating a missing lock path or resolving a lost create reply
    * takes round trips that a zero deadline would refuse, answering null for a free lock.
    */
-  async tryAcquire(): Promise<Lease | null> {
+  async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
     this.precheck();
     try {
-      return await (lockTraced() ? traceAcquire(this.traceFacts(), (message) => this.join({}, false, message)) : this.join({}, false));
+      const attempt = holdOnly(options);
+      return await (lockTraced() ? traceAcquire(this.traceFacts(), (message) => this.join(attempt, false, message)) : this.join(attempt, false));
     } catch (error) {
       if (error instanceof NotAcquired) return null;
       throw error;
@@ -202,7 +205,8 @@ export class Mutex extends QueueLock {
   /**
    * Runs `fn` holding the lock, then releases it once `fn` and every section re-entered from it
    * have ended. Nested calls on this mutex from inside `fn` re-enter; after the lease was lost
-   * they fail with LOCK_LOST.
+   * (or its hold expired) they fail with LOCK_LOST. The hold bound is the outermost call's: a
+   * nested call's options are not used.
    */
   override async runExclusive<T>(fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     const section = sectionOf(this);

@@ -9,6 +9,8 @@ import { verifyLeaseLimit } from './lease-limit.js';
 import { MultiLease, releaseAll } from './multi-lock.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
+import type { HoldOptions } from './hold-limit.js';
+import { holdOnly, startHold } from './hold-limit.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
@@ -76,7 +78,7 @@ export class Semaphore {
       for (;;) {
         try {
           const leases = await this.attempt(deadline, true, count ?? 1);
-          if (leases) return count === undefined ? leases[0]! : new MultiLease(leases);
+          if (leases) return handOut(leases, count, options);
         } catch (error) {
           // Our place went with the session: queue again, unless no new session can come.
           if (!(error instanceof ZooKeeperError) || error.code !== 'SESSIONEXPIRED' || deadline.expired || this.client.terminated) throw error;
@@ -94,18 +96,19 @@ export class Semaphore {
    * one, else null; leaves no node when it returns null. Not `acquire({ timeout: 0 })`, which
    * would refuse even the round trips of creating a missing path.
    */
-  tryAcquire(options: { leases: number }): Promise<MultiLease | null>;
-  tryAcquire(options?: { leases?: undefined }): Promise<Lease | null>;
-  tryAcquire(options: { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+  tryAcquire(options: HoldOptions & { leases: number }): Promise<MultiLease | null>;
+  tryAcquire(options?: HoldOptions & { leases?: undefined }): Promise<Lease | null>;
+  tryAcquire(options: HoldOptions & { leases?: number } = {}): Promise<Lease | MultiLease | null> {
     return lockTraced() ? traceAcquire(this.traceFacts, () => this.tryAcquireNow(options)) : this.tryAcquireNow(options);
   }
 
-  private async tryAcquireNow(options: { leases?: number }): Promise<Lease | MultiLease | null> {
+  private async tryAcquireNow(options: HoldOptions & { leases?: number }): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
-    const deadline = new Deadline({}, this.path, 'tryAcquire');
+    const hold = holdOnly(options);
+    const deadline = new Deadline(hold, this.path, 'tryAcquire');
     try {
       const leases = await this.attempt(deadline, false, count ?? 1);
-      return !leases ? null : count === undefined ? leases[0]! : new MultiLease(leases);
+      return leases && handOut(leases, count, hold);
     } finally {
       deadline.dispose();
     }
@@ -242,6 +245,11 @@ export class Semaphore {
       }
     }
   }
+}
+
+/** The lease, or with `leases: k` the MultiLease, its hold's clock started (one bound for the whole set). */
+function handOut(leases: Lease[], count: number | undefined, hold: HoldOptions): Lease | MultiLease {
+  return startHold(count === undefined ? leases[0]! : new MultiLease(leases), hold);
 }
 
 /** Our place at the head of the queue went with the session (or an admin): queue again. */
