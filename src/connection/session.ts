@@ -665,7 +665,7 @@ export class Session extends EventEmitter {
     if (this.pending.waiting > 0) this.schedulePump();
     this.liveness.onAnswer(packet.sentAt!, performance.now(), answerKind(packet.type, header.err));
     if (packet.settled) return;
-    packet.onReply?.(header.err);
+    packet.onReply?.(header.err, header.xid);
     if (header.err !== 0) {
       // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
       if (header.err === ZK_ERROR.NONODE && packet.type === OpCode.exists) packet.succeed(null);
