@@ -4,6 +4,7 @@ import { abandon, giveUpNode } from './abandon.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
 import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
+import type { AcquireMessage } from './diagnostics.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
 import { writtenByZklock } from './owner-data.js';
@@ -29,6 +30,8 @@ export interface QueueOptions extends QueueWait {
   previous?: ReleasedContender;
   /** Shared by the acquisitions of one lock: whether the last look for a release record found none. */
   records: { missed: boolean };
+  /** A traced acquire's message: the queue position goes there (see diagnostics.ts). */
+  trace?: AcquireMessage | undefined;
 }
 
 export interface QueuedNode {
@@ -231,10 +234,14 @@ async function adoptAfterConnectionLoss(
 
 /** Resolves when our node holds the lock, with the version of the lock path a release record may replace (null: release without one). */
 async function waitForTurn(o: QueueOptions, node: Created): Promise<number | null> {
-  if (node.children === null) return null;
+  if (node.children === null) {
+    if (o.trace) o.trace.queuePosition = 0;
+    return null;
+  }
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
+  if (o.trace) o.trace.queuePosition = queue.indexOf(self);
   const owner = node.stat.ephemeralOwner;
   let ahead = blockers(queue, self);
   if (ahead.length > 0 && o.wait === false) {

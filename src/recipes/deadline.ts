@@ -5,7 +5,11 @@ import { LockError } from './lock-error.js';
 import { timerAt } from './timer-at.js';
 
 export interface AcquireOptions extends HoldOptions {
-  /** Gives up (deleting our contender node first) after this many ms (any finite number: 30 days works). Without it, waits until the signal aborts. */
+  /**
+   * Gives up (deleting our contender node first) after this many ms: more than 0, any finite
+   * number (30 days works). Without it, waits until the signal aborts. As for every duration of
+   * the client, 0 is INVALID_ARGUMENT: to not wait at all, use `tryAcquire()`.
+   */
   timeout?: number;
   signal?: AbortSignal;
 }
@@ -26,8 +30,9 @@ export class Deadline {
     private readonly op: string,
   ) {
     const { timeout, signal } = options;
-    if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0) || !Number.isFinite(timeout))) {
-      throw new LockError('INVALID_ARGUMENT', `timeout must be a non-negative number of ms, got ${String(timeout)}`, { path, op });
+    // 0 cannot spare the round trips of joining the queue, so it would refuse even a free lock: not a timeout (tryAcquire does not wait).
+    if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0) || !Number.isFinite(timeout))) {
+      throw new LockError('INVALID_ARGUMENT', `timeout must be a number of ms more than 0 (to not wait, use tryAcquire()), got ${String(timeout)}`, { path, op });
     }
     // Every acquire makes its Deadline first: the hold bound is checked here too, before anything is created.
     checkHoldOptions(options, path, op);

@@ -1,5 +1,5 @@
 export { Mutex, NonReentrantMutex, QueueLock } from './mutex.js';
-export type { LockOptions, AcquireAttempt } from './mutex.js';
+export type { LockOptions } from './mutex.js';
 export { SimpleLock } from './simple-lock.js';
 export type { SimpleLockOptions } from './simple-lock.js';
 export { ReadWriteLock, ReadLock, WriteLock } from './read-write-lock.js';
@@ -20,3 +20,5 @@ export type { Contender, ContenderKind, Layout } from './contender-name.js';
 export type { OwnerInfo } from './owner-data.js';
 export { REVOKED_OWNER, REVOKE_MESSAGE, isRevocationRequest, requestRevocation } from './revocation.js';
 export type { PendingRevocation, RevocationOptions } from './revocation.js';
+export { acquireChannel, releaseChannel, lostChannel, revocationChannel } from './diagnostics.js';
+export type { AcquireMessage, LeaseMessage, LockKind, LostMessage, ReleaseMessage } from './diagnostics.js';

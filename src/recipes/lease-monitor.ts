@@ -7,6 +7,8 @@ import { LockLostError } from './lock-error.js';
 import { onLivenessLost } from './session-liveness.js';
 import { timerAt } from './timer-at.js';
 import { OVERLOAD_PAUSE_MS, isOverloaded, isTransient } from './transient.js';
+import type { Lease } from './lease.js';
+import { lostChannel, publishLost } from './diagnostics.js';
 
 export interface LeaseMonitorOptions {
   /**
@@ -66,6 +68,8 @@ export class LeaseMonitor {
     private readonly onData?: (data: Buffer) => void,
     /** Hears that the lease ended: lost, released or handed over (once). */
     private readonly onEnd?: () => void,
+    /** The lease watched, named by zklock:lock:lost (see diagnostics.ts). */
+    private readonly lease?: Lease,
   ) {
     this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
     this.margin = safetyMargin(client, options);
@@ -74,6 +78,8 @@ export class LeaseMonitor {
     // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
     else this.checkProof();
     this.firstRead = onData ? this.observe() : NOTHING_TO_READ;
+    // Someone counts losses: a deletion must reach them even if nobody looks at the lease.
+    if (lease && lostChannel.hasSubscribers) void this.observe();
   }
 
   /**
@@ -204,6 +210,7 @@ export class LeaseMonitor {
   private lose(reason: LockLostReason, message: string): void {
     if (this.lost) return;
     this.lost = { reason, message };
+    if (reason !== 'RELEASED' && this.lease && lostChannel.hasSubscribers) publishLost(this.lease, reason, message);
     this.controller?.abort(this.lostError(this.lost));
     this.detach();
     // The node outlives these two losses: a hung holder must not keep it (a session that did

@@ -8,6 +8,8 @@ import { LeaseMonitor } from './lease-monitor.js';
 import { LockError } from './lock-error.js';
 import type { PendingRevocation, RevocationOptions } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
+import { releaseChannel, traceRelease } from './diagnostics.js';
+import { traced } from '../client/diagnostics.js';
 
 export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
   /**
@@ -66,13 +68,13 @@ export class Lease implements AsyncDisposable {
       const revocation = this.revocationRequest();
       onData = (data) => revocation.observe(data);
     }
-    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended);
+    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended, this);
     if (options.revocable && options.revocationPending) this.revocation!.inherit(options.revocationPending);
   }
 
   private revocationRequest(): RevocationRequest {
     const { onRevocationRequested } = this.options;
-    return (this.revocation ??= new RevocationRequest(this.node, onRevocationRequested && (() => onRevocationRequested(this)), () => this.held));
+    return (this.revocation ??= new RevocationRequest(this, onRevocationRequested && (() => onRevocationRequested(this))));
   }
 
   /**
@@ -86,6 +88,8 @@ export class Lease implements AsyncDisposable {
   /**
    * Grows with every acquisition of this lock, ensemble-wide (the node's creation zxid). Hand it
    * to the protected resource, which rejects a token lower than the highest it has seen.
+   * A `bigint` (zxids are 64-bit): `JSON.stringify` throws on it, so log or send
+   * `fencingToken.toString()`.
    */
   get fencingToken(): bigint {
     return this.stat.czxid;
@@ -186,7 +190,11 @@ export class Lease implements AsyncDisposable {
    * throws ALREADY_RELEASED. After a loss, or the hold's forced release, it resolves quietly (the
    * latter without a request of its own, once that delete is done).
    */
-  async release(): Promise<void> {
+  release(): Promise<void> {
+    return traced(releaseChannel) ? traceRelease(this, () => this.releaseNow()) : this.releaseNow();
+  }
+
+  private async releaseNow(): Promise<void> {
     if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'release' });
     this.end();
     if (this.forced && (await this.forced)) return;

@@ -7,6 +7,7 @@ import type { LockState } from './inspect.js';
 import type { Lease } from './lease.js';
 import type { QueueLock } from './mutex.js';
 import { releaseQuietly } from './mutex.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 /** Several held locks (or a semaphore's leases) as one. Its signal aborts when any of them is lost. */
 export class MultiLease implements AsyncDisposable {
@@ -78,7 +79,12 @@ export class MultiLock {
     this.locks = [...locks].sort((a, b) => (a.lockPath < b.lockPath ? -1 : a.lockPath > b.lockPath ? 1 : 0));
   }
 
-  async acquire(options: AcquireOptions = {}): Promise<MultiLease> {
+  /** Traced as one acquire of kind 'multi' on the first path, with each lock's own acquire inside it. */
+  acquire(options: AcquireOptions = {}): Promise<MultiLease> {
+    return lockTraced() ? traceAcquire({ lockPath: this.locks[0]!.lockPath, kind: 'multi' }, () => this.acquireNow(options)) : this.acquireNow(options);
+  }
+
+  private async acquireNow(options: AcquireOptions): Promise<MultiLease> {
     const deadline = new Deadline(options, this.locks[0]!.lockPath, 'acquire');
     let taken: Lease[] = [];
     try {

@@ -22,6 +22,8 @@ import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import type { RevocationOptions } from './revocation.js';
 import { checkRevocationOptions } from './revocation.js';
+import type { AcquireMessage, LockKind } from './diagnostics.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
@@ -30,12 +32,7 @@ export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   ownerId?: string;
   /** Fail with SESSIONEXPIRED when the session expires while waiting, instead of queueing again with the new session. */
   failOnSessionExpiry?: boolean;
-  /** Called for every watch event a waiter of this lock receives (herd measurement). */
-  onWake?: () => void;
 }
-
-/** Kept for callers that named it; the read/write lock's downgrade no longer ignores nodes (that let writers in). */
-export type AcquireAttempt = AcquireOptions;
 
 /**
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
@@ -64,9 +61,16 @@ export class QueueLock {
   }
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
-  async acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
+  async acquire(attempt: AcquireOptions = {}): Promise<Lease> {
     this.precheck();
+    if (lockTraced()) return traceAcquire(this.traceFacts(), (message) => this.join(attempt, true, message));
     return this.join(attempt, true);
+  }
+
+  /** What this lock's events name (see diagnostics.ts). */
+  private traceFacts(): { lockPath: string; kind: LockKind; layout: Layout } {
+    const kind = this.role === 'lock' ? 'mutex' : this.kind === 'exclusive' ? 'write' : 'read';
+    return { lockPath: this.lockPath, kind, layout: this.options.layout ?? 'curator' };
   }
 
   /**
@@ -77,7 +81,7 @@ export class QueueLock {
     refuseInside(sectionOf(this), this.lockPath, 'WOULD_DEADLOCK', 'this call chain already holds this lock');
   }
 
-  private async join(attempt: AcquireAttempt, wait: boolean): Promise<Lease> {
+  private async join(attempt: AcquireOptions, wait: boolean, trace?: AcquireMessage): Promise<Lease> {
     const deadline = new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire');
     const previous = this.released;
     try {
@@ -90,7 +94,7 @@ export class QueueLock {
         data: this.ownerData,
         deadline,
         failOnExpiry: this.options.failOnSessionExpiry ?? false,
-        onWake: this.options.onWake,
+        trace,
         wait,
         previous: this.uncontended ? previous : undefined,
         records: this.records,
@@ -164,13 +168,14 @@ export class QueueLock {
 
   /**
    * The lock if nobody holds or waits for it right now, else null; leaves no node when null.
-   * Not `acquire({ timeout: 0 })`: creating a missing lock path or resolving a lost create reply
-   * takes round trips that a zero deadline would refuse, answering null for a free lock.
+   * What a timeout of 0 cannot mean (`acquire` refuses it): creating a missing lock path or
+   * resolving a lost create reply takes round trips that a zero deadline would refuse.
    */
   async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
     this.precheck();
     try {
-      return await this.join(holdOnly(options), false);
+      const attempt = holdOnly(options);
+      return await (lockTraced() ? traceAcquire(this.traceFacts(), (message) => this.join(attempt, false, message)) : this.join(attempt, false));
     } catch (error) {
       if (error instanceof NotAcquired) return null;
       throw error;

@@ -22,12 +22,14 @@ import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface SemaphoreOptions extends LeaseMonitorOptions {
   ownerId?: string;
-  /** Called for every watch event a waiter receives (herd measurement). */
-  onWake?: () => void;
 }
+
+/** What a semaphore's acquire events name (see diagnostics.ts). */
+type SemaphoreFacts = { lockPath: string; kind: 'semaphore'; layout: 'curator' };
 
 /**
  * Up to `maxLeases` holders at once, in Curator's InterProcessSemaphoreV2 layout: waiters queue
@@ -38,6 +40,7 @@ export interface SemaphoreOptions extends LeaseMonitorOptions {
 export class Semaphore {
   private readonly queue: Mutex;
   private readonly leasesPath: string;
+  private readonly traceFacts: SemaphoreFacts;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -49,9 +52,10 @@ export class Semaphore {
     if (!Number.isInteger(maxLeases) || maxLeases < 1) {
       throw new LockError('INVALID_ARGUMENT', `a semaphore needs a whole number of leases >= 1, got ${String(maxLeases)}`, { path, op: 'semaphore' });
     }
-    const queueOptions: LockOptions = { ownerId: options.ownerId, onWake: options.onWake };
+    const queueOptions: LockOptions = { ownerId: options.ownerId };
     this.queue = new Mutex(client, joinPath(path, 'locks'), queueOptions);
     this.leasesPath = joinPath(path, 'leases');
+    this.traceFacts = { lockPath: path, kind: 'semaphore', layout: 'curator' };
   }
 
   /**
@@ -63,7 +67,11 @@ export class Semaphore {
    */
   acquire(options: AcquireOptions & { leases: number }): Promise<MultiLease>;
   acquire(options?: AcquireOptions & { leases?: undefined }): Promise<Lease>;
-  async acquire(options: AcquireOptions & { leases?: number } = {}): Promise<Lease | MultiLease> {
+  acquire(options: AcquireOptions & { leases?: number } = {}): Promise<Lease | MultiLease> {
+    return lockTraced() ? traceAcquire(this.traceFacts, () => this.acquireNow(options)) : this.acquireNow(options);
+  }
+
+  private async acquireNow(options: AcquireOptions & { leases?: number }): Promise<Lease | MultiLease> {
     const count = this.leaseCount(options.leases, 'acquire');
     const deadline = new Deadline(options, this.path, 'acquire');
     try {
@@ -85,12 +93,16 @@ export class Semaphore {
 
   /**
    * A lease (with `leases: k`, k leases) if that many slots are free now and nobody queues for
-   * one, else null; leaves no node when it returns null. Not `acquire({ timeout: 0 })`, which
-   * would refuse even the round trips of creating a missing path.
+   * one, else null; leaves no node when it returns null. What a timeout of 0 cannot mean
+   * (`acquire` refuses it): a zero deadline would refuse even the round trips of creating a missing path.
    */
   tryAcquire(options: HoldOptions & { leases: number }): Promise<MultiLease | null>;
   tryAcquire(options?: HoldOptions & { leases?: undefined }): Promise<Lease | null>;
-  async tryAcquire(options: HoldOptions & { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+  tryAcquire(options: HoldOptions & { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+    return lockTraced() ? traceAcquire(this.traceFacts, () => this.tryAcquireNow(options)) : this.tryAcquireNow(options);
+  }
+
+  private async tryAcquireNow(options: HoldOptions & { leases?: number }): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
     const hold = holdOnly(options);
     const deadline = new Deadline(hold, this.path, 'tryAcquire');
@@ -205,12 +217,7 @@ export class Semaphore {
       if (!queueLease.held) throw sessionLost(this.path);
       let onChange!: (event: WatchEvent) => void;
       const changed = new Promise<WatchEvent>((resolve) => (onChange = resolve));
-      // The caller's onWake goes last, inside the watcher, where the client isolates a throw:
-      // it cannot keep the wait from settling nor fail the acquire.
-      const watcher = (event: WatchEvent): void => {
-        onChange(event);
-        this.options.onWake?.();
-      };
+      const watcher = (event: WatchEvent): void => onChange(event);
       let children: string[];
       try {
         ({ children } = await deadline.race(this.client.getChildren(this.leasesPath, { watch: watcher })));

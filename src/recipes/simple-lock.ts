@@ -15,6 +15,7 @@ import { awaitSession } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface SimpleLockOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -52,7 +53,11 @@ export class SimpleLock {
   }
 
   /** The lock if free now, else null. Never waits for the lock; leaves no node when it returns null. */
-  async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
+  tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
+    return lockTraced() ? traceAcquire({ lockPath: this.path, kind: 'simple' }, () => this.tryAcquireNow(options)) : this.tryAcquireNow(options);
+  }
+
+  private async tryAcquireNow(options: HoldOptions): Promise<Lease | null> {
     const hold = holdOnly(options);
     const attempt = this.begin(new Deadline(hold, this.path, 'tryAcquire'));
     try {
@@ -63,7 +68,11 @@ export class SimpleLock {
     }
   }
 
-  async acquire(options: AcquireOptions = {}): Promise<Lease> {
+  acquire(options: AcquireOptions = {}): Promise<Lease> {
+    return lockTraced() ? traceAcquire({ lockPath: this.path, kind: 'simple' }, () => this.acquireNow(options)) : this.acquireNow(options);
+  }
+
+  private async acquireNow(options: AcquireOptions): Promise<Lease> {
     const attempt = this.begin(new Deadline(options, this.path, 'acquire'));
     try {
       for (;;) {

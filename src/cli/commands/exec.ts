@@ -10,7 +10,7 @@ import { selectLock } from '../lock-kind.js';
 import { parseDuration, parseLongDuration, parsePositiveLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
-import { SignalRouter, signalExitCode } from '../signals.js';
+import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
 import { bounded, untilAborted } from '../timing.js';
 import { WaitProgress } from '../wait-progress.js';
 
@@ -65,9 +65,25 @@ export function execCommand(): Command {
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, argv: string[], flags: ExecFlags) => {
-    process.exitCode = await exec(lockPath, argv, flags);
+  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, argv: string[], _flags: ExecFlags, self: Command) => {
+    process.exitCode = await exec(lockPath, optionsAfterPath(self, argv), self.opts<ExecFlags>());
   });
+}
+
+/**
+ * passThroughOptions hands everything after the lock path to the command, so that its own
+ * options stay its own (`-l` is ours and ls's). Options written between the lock path and `--`
+ * are still ours, as `status /x --json` accepts them: they are parsed here, and the command is
+ * what follows `--`. Without a `--` there is no telling ours from the command's: a usage error.
+ */
+function optionsAfterPath(command: Command, argv: string[]): string[] {
+  if (!argv[0]?.startsWith('-') || argv[0] === '--') return argv;
+  const end = argv.indexOf('--');
+  if (end < 0) throw new CliError(`exec: "${argv[0]}" after the lock path: put options before the lock path, or the command after "--" (zklock exec [options] <lock-path> -- <command>)`, EXIT.USAGE);
+  const { operands, unknown } = command.parseOptions(argv.slice(0, end));
+  const stray = [...operands, ...unknown];
+  if (stray.length > 0) throw new CliError(`exec: "${stray.join(' ')}" between the lock path and "--" is not an option of exec (see zklock exec --help)`, EXIT.USAGE);
+  return argv.slice(end);
 }
 
 async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise<number> {
@@ -89,7 +105,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   try {
     client = await connectClient(flags, interrupt.signal);
   } catch (error) {
-    if (interruptedBy) return signalExitCode(interruptedBy);
+    if (interruptedBy) return interrupted(interruptedBy, `connecting to ${flags.connect}; the command was not run`);
     throw error;
   }
   const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false });
@@ -103,7 +119,8 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
       if (!acquired) throw new CliError(`${lockPath} is held by someone else; not running the command (--try)`, EXIT.LOCK_TAKEN);
       lease = acquired;
     } catch (error) {
-      if (interruptedBy) return signalExitCode(interruptedBy);
+      progress.stop();
+      if (interruptedBy) return interrupted(interruptedBy, `waiting for ${lockPath}; the command was not run`);
       throw timeoutError(error, lockPath, flags);
     } finally {
       progress.stop();
@@ -112,7 +129,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     if (interruptedBy) {
       // A signal that came as tryAcquire succeeded still means "do not run".
       await bounded(lease.release(), flags.sessionTimeout);
-      return signalExitCode(interruptedBy);
+      return interrupted(interruptedBy, `acquiring ${lockPath}; the command was not run`);
     }
     if (lease.signal.aborted) {
       // Lost between the acquire and now (e.g. the session expired): running the command unprotected would defeat the lock.
