@@ -14,14 +14,22 @@ export function parseDuration(text: string): number {
 
 /** A duration that must be more than 0 (a session or connect timeout). */
 export function parsePositiveDuration(text: string): number {
-  const ms = parseDuration(text);
-  if (ms <= 0) throw new InvalidArgumentError(`expected a duration of more than 0, got "${text}"`);
-  return ms;
+  return positive(parseDuration(text), text);
 }
 
 /** A duration for a wait the lock recipes bound themselves (they chain timers): any length, e.g. 720h. */
 export function parseLongDuration(text: string): number {
   return atMost(parseAnyDuration(text), Number.MAX_SAFE_INTEGER, text);
+}
+
+/** A long duration (see parseLongDuration) that must be more than 0: a bound on a hold. */
+export function parsePositiveLongDuration(text: string): number {
+  return positive(parseLongDuration(text), text);
+}
+
+function positive(ms: number, text: string): number {
+  if (ms <= 0) throw new InvalidArgumentError(`expected a duration of more than 0, got "${text}"`);
+  return ms;
 }
 
 function parseAnyDuration(text: string): number {

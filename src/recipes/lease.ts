@@ -2,6 +2,7 @@ import type { Op, OpResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import type { HoldLimit } from './hold-limit.js';
+import { limitHold } from './hold-limit.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
 import { LockError } from './lock-error.js';
@@ -126,12 +127,11 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Starts the hold's clock (see HoldOptions); the locks call it as they hand the lease out. At
-   * `expiresAt` the signal aborts with HOLD_EXPIRED, unless the lease ended first; with
+   * Starts the hold's clock (see HoldOptions); only the locks call it, as they hand the lease out.
+   * At `expiresAt` the signal aborts with HOLD_EXPIRED, unless the lease ended first; with
    * `forceReleaseAfter`, our client deletes the node that much later, unless it was released.
    */
-  limitHold(limit: HoldLimit): void {
-    if (this.hold) throw new LockError('INVALID_ARGUMENT', 'the lease already has a hold limit', { path: this.node, op: 'limitHold' });
+  [limitHold](limit: HoldLimit): void {
     this.hold = limit;
     this.monitor.limitHold(limit, () => this.forceRelease());
   }
