@@ -300,12 +300,43 @@ filter.addEventListener('input', () => {
   for (const [path, section] of view.sections) section.hidden = !matches(view.locks.get(path));
 });
 
+/**
+ * Ages and timelines move with the clock. Only the sections on screen are redrawn each tick (with
+ * a thousand locks the rest would cost the page more than the changes themselves); a section
+ * coming into view is brought up to date at once.
+ */
+const onScreen = new Set();
+const visibility = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    if (entry.isIntersecting) {
+      onScreen.add(entry.target);
+      refresh(entry.target, true);
+    } else onScreen.delete(entry.target);
+  }
+});
+new MutationObserver((records) => {
+  for (const record of records) {
+    for (const node of record.addedNodes) if (node instanceof Element) visibility.observe(node);
+    for (const node of record.removedNodes) {
+      if (!(node instanceof Element)) continue;
+      visibility.unobserve(node);
+      onScreen.delete(node);
+    }
+  }
+}).observe(main, { childList: true });
+
+function refresh(section, figures) {
+  const t = now();
+  for (const cell of section.querySelectorAll('td.age')) cell.textContent = formatAge(t - Number(cell.dataset.since));
+  const lock = view.locks.get(section.dataset.path);
+  if (figures && lock) section.querySelector('.figures')?.replaceWith(el('div', { class: 'figures' }, timeline(lock), waitFigure(lock)));
+}
+
 let ticks = 0;
 setInterval(() => {
-  const t = now();
-  for (const cell of document.querySelectorAll('td.age')) cell.textContent = formatAge(t - Number(cell.dataset.since));
-  // The timelines slide with the clock; redrawn every few seconds, not every second.
-  if (++ticks % 5 === 0) for (const [path, section] of view.sections) section.querySelector('.figures')?.replaceWith(el('div', { class: 'figures' }, timeline(view.locks.get(path)), waitFigure(view.locks.get(path))));
+  // The timelines slide slowly: redrawn every few seconds, the ages every second.
+  const figures = ++ticks % 5 === 0;
+  for (const section of onScreen) refresh(section, figures);
 }, 1000);
 
 connect();
