@@ -51,6 +51,13 @@ export function parsePositiveInteger(text: string): number {
   return value;
 }
 
+/** A TCP port to listen on; 0 lets the system choose a free one. */
+export function parsePort(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value > 65535) throw new InvalidArgumentError(`expected a port from 0 to 65535, got "${text}"`);
+  return value;
+}
+
 export interface AuthEntry {
   scheme: string;
   auth: string;
