@@ -3,6 +3,7 @@ import { ZooKeeperError } from '../client/index.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
+import type { Handoff } from './lock-delay.js';
 import { LockError } from './lock-error.js';
 import type { PendingRevocation, RevocationOptions } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
@@ -54,6 +55,8 @@ export class Lease implements AsyncDisposable {
     readonly stat: Stat,
     private readonly options: LeaseOptions = {},
     private readonly hooks: ReleaseHooks = {},
+    /** Set by a lock with a lockDelay (see lock-delay.ts): how the lock came to us, and how long the acquire waited for that. */
+    private readonly after?: { kind: Handoff; delayed: number },
   ) {
     let onData: ((data: Buffer) => void) | undefined;
     if (options.revocable) {
@@ -84,6 +87,20 @@ export class Lease implements AsyncDisposable {
    */
   get fencingToken(): bigint {
     return this.stat.czxid;
+  }
+
+  /**
+   * How the lock came to this lease, on locks made with a `lockDelay` (undefined otherwise):
+   * `clean` when the last holder released it, `unclean` or `unknown` when that is not proven
+   * (see README, *Lock-delay*); the acquire then waited `lockDelayed` ms before resolving.
+   */
+  get handoff(): Handoff | undefined {
+    return this.after?.kind;
+  }
+
+  /** Ms the acquire held our node before resolving, after a handoff not proven clean; 0 when it did not wait. */
+  get lockDelayed(): number {
+    return this.after?.delayed ?? 0;
   }
 
   /** The session that owns the node. */

@@ -15,6 +15,7 @@ import { refuseInside, runSection, sectionOf } from './reentrancy.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { releaseRecord } from './release-record.js';
+import { checkLockDelay } from './lock-delay.js';
 import { isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
@@ -30,6 +31,17 @@ export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   failOnSessionExpiry?: boolean;
   /** Called for every watch event a waiter of this lock receives (herd measurement). */
   onWake?: () => void;
+}
+
+/** Options of the exclusive queue locks (Mutex, NonReentrantMutex). */
+export interface MutexOptions extends LockOptions {
+  /**
+   * Ms an acquire that follows an unclean handoff (the last holder's session expired, or its node
+   * was deleted by someone else) keeps our node before resolving, so that the old holder has
+   * time to notice its loss; a clean release passes the lock on at once. 0 (default): off. See
+   * README, *Lock-delay*, and lock-delay.ts.
+   */
+  lockDelay?: number;
 }
 
 /** Kept for callers that named it; the read/write lock's downgrade no longer ignores nodes (that let writers in). */
@@ -48,16 +60,19 @@ export class QueueLock {
   private recordRefused = false;
   private readonly records = { missed: false };
   private readonly ownerData: Buffer;
+  /** 0 (off) or > 0: exclusive 'lock' queues only (readers releasing at once would fight over one record). */
+  private readonly lockDelay: number;
 
   constructor(
     protected readonly client: ZooKeeperClient,
     readonly lockPath: string,
     private readonly kind: ContenderKind,
     private readonly role: 'lock' | 'rw',
-    protected readonly options: LockOptions = {},
+    protected readonly options: MutexOptions = {},
   ) {
     validatePath(lockPath, 'lock');
     checkRevocationOptions(options, lockPath);
+    this.lockDelay = kind === 'exclusive' && role === 'lock' ? checkLockDelay(options.lockDelay, lockPath) : 0;
     this.ownerData = ownerData(options.ownerId);
   }
 
@@ -92,6 +107,7 @@ export class QueueLock {
         wait,
         previous: this.uncontended ? previous : undefined,
         records: this.records,
+        lockDelay: this.lockDelay || undefined,
       });
       await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
       const lease = this.lease(node, previous);
@@ -116,7 +132,7 @@ export class QueueLock {
         deleted: () => (this.released = held),
         record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
         recordRefused: () => (this.recordRefused = true),
-      }),
+      }, node.handoff && { kind: node.handoff, delayed: node.delayed ?? 0 }),
     );
   }
 
@@ -183,7 +199,7 @@ export class QueueLock {
  * Unrelated concurrent tasks of this process queue like anyone else.
  */
 export class Mutex extends QueueLock {
-  constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
+  constructor(client: ZooKeeperClient, lockPath: string, options: MutexOptions = {}) {
     super(client, lockPath, 'exclusive', 'lock', options);
   }
 
@@ -209,7 +225,7 @@ export class Mutex extends QueueLock {
  * once with WOULD_DEADLOCK instead of waiting for itself forever.
  */
 export class NonReentrantMutex extends QueueLock {
-  constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
+  constructor(client: ZooKeeperClient, lockPath: string, options: MutexOptions = {}) {
     super(client, lockPath, 'exclusive', 'lock', options);
   }
 }

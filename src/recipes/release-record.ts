@@ -18,7 +18,12 @@ export function releaseRecord(name: string): Buffer {
 
 /** Whether the lock path's data may be replaced by a release record. */
 export function holdsNoUserData(data: Buffer | null): boolean {
-  return !data || data.length === 0 || data.toString('latin1', 0, PREFIX.length) === PREFIX;
+  return !data || data.length === 0 || isReleaseRecord(data);
+}
+
+/** Whether the lock path's data is a release record, whoever it names. */
+export function isReleaseRecord(data: Buffer | null): boolean {
+  return data?.toString('latin1', 0, PREFIX.length) === PREFIX;
 }
 
 /** Whether the lock path's data says that `name` was released by its holder. */
