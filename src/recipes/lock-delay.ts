@@ -37,17 +37,18 @@ export type ParentRead = { data: Buffer; stat: Stat } | 'missing' | 'refused';
  *   (PrepRequestProcessor's create and delete cases, DataTree.createNode/deleteNode, 3.8 and 3.9)
  *   and the record's setData sets mzxid in the same transaction;
  * - `numChildren === 0`: nobody queued behind that holder was left to hold after it;
- * - our sequence equals the read's `cversion`: the server names a sequential child with the
- *   parent's cversion, which only child creates advance (PrepRequestProcessor: `parentCVersion`
- *   names the child, `newCversion = cversion + 1`; deletes set pzxid alone), so nobody was
- *   created between the read and our create, and with no child at the read nobody could go
- *   either;
+ * - our sequence is the count of creates the read saw: nobody was created between the read and
+ *   our create, and with no child at the read nobody could go either. The server names a
+ *   sequential child with the parent's count of child creates (PrepRequestProcessor: the
+ *   `parentCVersion` it formats into the name; only creates advance it, deletes set pzxid
+ *   alone), and shows clients `2 × creates − numChildren` as cversion (DataNode.copyStat, "v3
+ *   semantics"), in an int32: with no children, `cversion >>> 1` is the count modulo 2^31;
  * - the same lock path (`czxid`) at both ends: one reaped as an empty container and made again
  *   restarts its count, which could otherwise match by chance.
  */
 export function joinedHandoff(before: ParentRead | undefined, listed: Stat | undefined, seq: number): Handoff {
   if (before === undefined || typeof before === 'string' || !isReleaseRecord(before.data)) return 'unknown';
   const { stat } = before;
-  const clean = stat.pzxid === stat.mzxid && stat.numChildren === 0 && seq === stat.cversion && listed?.czxid === stat.czxid;
+  const clean = stat.pzxid === stat.mzxid && stat.numChildren === 0 && stat.cversion >>> 1 === (seq & 0x7fffffff) && listed?.czxid === stat.czxid;
   return clean ? 'clean' : 'unclean';
 }
