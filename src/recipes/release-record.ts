@@ -5,7 +5,9 @@
  * the node it watched, that node held the lock, so everything that was ahead of it is gone for
  * good, and the waiter holds the lock without checking each node of its first listing (a cost
  * that grows with the queue). A waiter that read the lock path this way, once it holds the
- * exclusive lock, releases with one transaction that names its node there and deletes it.
+ * exclusive lock, releases with one transaction that names its node there and deletes it. A
+ * holder of a lock with a lockDelay always reads the lock path and so always leaves one: the
+ * record is also how the next holder knows the handoff was clean (see lock-delay.ts).
  *
  * The record replaces only data that was empty or already a record when read, and only at the
  * version read then: data written meanwhile, or kept there by someone, is never overwritten.

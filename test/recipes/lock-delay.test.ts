@@ -7,7 +7,11 @@ import { LockError, Mutex, NonReentrantMutex } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS, sessionBound } from '../support/bounds.js';
 import { JsonLineProcess } from '../support/json-line-process.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture, isLockError, within } from './fixtures.js';
+import { RecipeFixture, isLockError, recordRequests, within } from './fixtures.js';
+
+/** Debian's python3-kazoo lives in the system interpreter (see interop.test.ts). */
+const PYTHON = '/usr/bin/python3';
+const KAZOO_WORKER = fileURLToPath(new URL('./fixtures/kazoo_worker.py', import.meta.url));
 
 /**
  * Lock-delay (src/recipes/lock-delay.ts): after a handoff not proven clean the next holder keeps
@@ -170,10 +174,30 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     await lease.release();
   });
 
-  it('a lock without lockDelay says nothing of the handoff and never waits', async () => {
-    const lease = await new Mutex(await zk.client(), '/delay/off').acquire({ timeout: ROUND_TRIPS_MS });
+  it('a lock without lockDelay says nothing of the handoff, never reads the lock path and never waits', async () => {
+    const client = await zk.client();
+    const sent = recordRequests(client);
+    const lease = await new Mutex(client, '/delay/off').acquire({ timeout: ROUND_TRIPS_MS });
     assert.deepEqual([lease.handoff, lease.lockDelayed], [undefined, 0]);
+    assert.ok(!sent.includes('getData /delay/off'), sent.join(', '));
     await lease.release();
+  });
+
+  it("a newcomer after a holder's node was deleted finds nobody ahead, and the record of the release before does not pass for a clean handoff", async () => {
+    const path = '/delay/newcomer';
+    const lockDelay = 1000;
+    const client = await zk.client();
+    await cleanHistory(client, path);
+    const holder = await new Mutex(client, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
+    assert.equal(holder.handoff, 'clean');
+    await zk.admin.delete(holder.node);
+    const started = performance.now();
+    const next = await new Mutex(await zk.client(), path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
+    assert.ok(performance.now() - started >= lockDelay, 'the newcomer waited the delay');
+    assert.equal(next.handoff, 'unclean');
+    await next.release();
+    await holder.release();
+    await zk.assertNoNodes(path);
   });
 
   it('a lockDelay that is not a number of ms from 0 to 2^31-1 is refused with INVALID_ARGUMENT naming the path', async () => {
@@ -185,19 +209,6 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
         String(lockDelay),
       );
     }
-  });
-});
-
-const PYTHON = '/usr/bin/python3';
-const KAZOO_WORKER = fileURLToPath(new URL('./fixtures/kazoo_worker.py', import.meta.url));
-
-describe('lock-delay after a kazoo holder', { timeout: 120_000 }, () => {
-  let zk: RecipeFixture;
-  before(async () => {
-    zk = await RecipeFixture.start();
-  });
-  after(async () => {
-    await zk?.close();
   });
 
   it("a kazoo holder's release leaves no record: 'unknown', delayed", async () => {
