@@ -303,7 +303,8 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
       // Read after the deletion of the blocker that let us in, unless the check did: a record naming it proves a clean handoff (see release-record.ts).
       const { gone, data } = last;
       const read = (last.read ??= await untilAnswered(o, owner, () => readRecord(o, gone.name)));
-      const kind = read.namesGone ? 'clean' : read.over === null || !mayHaveRecorded(gone, data) ? 'unknown' : 'unclean';
+      // Unclean only when records are left here and the one that let us in was zklock's: a node gone before we read it could be anyone's.
+      const kind = read.namesGone ? 'clean' : read.over !== null && data !== undefined && writtenByZklock(data) ? 'unclean' : 'unknown';
       return afterWait(o, node, ours, { recordOver: read.over, handoff: { kind, seenAt: last.seenAt } });
     }
     return afterWait(o, node, ours, { recordOver: o.kind === 'exclusive' ? recordOver : null });

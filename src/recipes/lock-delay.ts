@@ -10,7 +10,7 @@ import { isReleaseRecord } from './release-record.js';
  * - `unclean`: not proven clean although zklock holders leave records here: the last to go left
  *   none (its session expired, someone deleted its node, or it was a waiter that gave up);
  * - `unknown`: nothing to go by: the lock path was missing or unreadable, holds no record at all,
- *   or the last to go was not zklock's (Curator, kazoo).
+ *   or the last to go was not zklock's (Curator, kazoo) or went before we read whose it was.
  * Only `clean` passes the lock on at once; a false `unclean` or `unknown` costs a delay, never safety.
  */
 export type Handoff = 'clean' | 'unclean' | 'unknown';

@@ -3,9 +3,10 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import type { Lease, ZooKeeperClient } from '../../src/index.js';
-import { LockError, Mutex, NonReentrantMutex } from '../../src/index.js';
+import { LockError, Mutex, NonReentrantMutex, sortContenders } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS, sessionBound } from '../support/bounds.js';
 import { JsonLineProcess } from '../support/json-line-process.js';
+import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, isLockError, recordRequests, within } from './fixtures.js';
 
@@ -44,6 +45,14 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     return { deleted };
   }
 
+  /**
+   * Until `client`'s session watches `node`: a waiter then has read the node it waits for, so it
+   * knows whose it was (one gone before it looked could be anyone's: 'unknown').
+   */
+  async function watching(client: ZooKeeperClient, node: string): Promise<void> {
+    await eventually(async () => (await serverWatches(zk.server, client.sessionId)).includes(node), ROUND_TRIPS_MS, `a watch on ${node}`);
+  }
+
   /** A waiter's acquire with its resolution time. */
   function waitFor(mutex: Mutex, timeout: number): Promise<{ lease: Lease; at: number }> {
     return mutex.acquire({ timeout }).then((lease) => ({ lease, at: performance.now() }));
@@ -58,8 +67,9 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     const holder = await new Mutex(client, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
     assert.equal(holder.handoff, 'clean', 'after a clean release the lock comes at once');
     const { deleted: gone } = await observeDeletion(observer, holder.node);
-    const waiting = waitFor(new Mutex(await zk.client(), path, { lockDelay }), sessionBound(client.sessionTimeout) + lockDelay + ROUND_TRIPS_MS);
-    await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'waiter queued');
+    const other = await zk.client();
+    const waiting = waitFor(new Mutex(other, path, { lockDelay }), sessionBound(client.sessionTimeout) + lockDelay + ROUND_TRIPS_MS);
+    await watching(other, holder.node);
     proxy.blackhole('both');
     const goneAt = await within(gone, sessionBound(client.sessionTimeout), "the server expires the holder's session");
     const next = await within(waiting, lockDelay + ROUND_TRIPS_MS, 'the waiter acquires after the delay');
@@ -80,8 +90,9 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     const client = await zk.client();
     await cleanHistory(client, path);
     const holder = await new NonReentrantMutex(client, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
-    const waiting = waitFor(new Mutex(await zk.client(), path, { lockDelay }), WAITER_TIMEOUT_MS);
-    await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'waiter queued');
+    const other = await zk.client();
+    const waiting = waitFor(new Mutex(other, path, { lockDelay }), WAITER_TIMEOUT_MS);
+    await watching(other, holder.node);
     const deleting = performance.now();
     await zk.admin.delete(holder.node);
     const next = await within(waiting, lockDelay + ROUND_TRIPS_MS, 'the waiter acquires after the delay');
@@ -219,6 +230,7 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     await holder.line('held');
     const waiting = new Mutex(client, path, { lockDelay, layout: 'kazoo' }).acquire({ timeout: WAITER_TIMEOUT_MS });
     await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'zklock waiter queued');
+    await watching(client, `${path}/${sortContenders(await zk.children(path))[0]!.name}`);
     const releasing = performance.now();
     holder.send('');
     assert.equal(await holder.exited, 0);
