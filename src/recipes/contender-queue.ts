@@ -437,7 +437,6 @@ async function readRecord(o: QueueOptions, gone: string): Promise<RecordRead> {
   return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null };
 }
 
-
 /** The version of the lock path's data a record of ours may replace, read while we hold (or are about to): null when it holds someone's data or we may not read it. */
 async function recordVersion(o: QueueOptions, node: Created): Promise<number | null> {
   return untilAnswered(o, node.stat.ephemeralOwner, async () => overOf(await readLockPath(o.client, o.lockPath, o.deadline)) ?? null);
