@@ -49,8 +49,10 @@ export interface BenchConfig {
    * production; false (`--no-fsync`) is the harness's test setting, which skips it.
    */
   readonly fsync: boolean;
-  /** Scenario groups to run (`client`, `lock`, `overload`, `memory`, `profile`); all when empty. */
+  /** Scenario groups to run (`client`, `lock`, `overload`, `memory`, `profile`, `tracing`); all when empty. */
   readonly only: ReadonlySet<string>;
+  /** A directory holding another build of zklock (its dist/), which the tracing group measures beside this one. */
+  readonly baseline?: string | undefined;
 }
 
 const QUICK = {
@@ -91,14 +93,15 @@ const FULL = {
   ],
 } as const;
 
-const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload', 'memory', 'profile']);
+const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload', 'memory', 'profile', 'tracing']);
 
-const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload|memory|profile]
+const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload|memory|profile|tracing] [--baseline DIR]
   --quick      short run (about a minute), to check that everything works
   --no-kazoo   skip the Python peer
   --no-curator skip the Java peer (Apache Curator 5.4)
   --no-fsync   the server skips fsync (forceSync=no, data in the temp dir): the test setting
-  --only G     run only scenario group G (client, lock, overload, memory or profile); repeatable`;
+  --only G     run only scenario group G (client, lock, overload, memory, profile or tracing); repeatable
+  --baseline D the tracing group also runs the build of zklock in D (D/dist/index.js), e.g. the commit before a change`;
 
 export function parseArgs(argv: readonly string[]): BenchConfig {
   let quick = false;
@@ -106,6 +109,7 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
   let curator = true;
   let fsync = true;
   const only = new Set<string>();
+  let baseline: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
@@ -113,10 +117,11 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
     else if (arg === '--no-curator') curator = false;
     else if (arg === '--no-fsync') fsync = false;
     else if (arg === '--only' && GROUPS.has(argv[i + 1] ?? '')) only.add(argv[++i]!);
+    else if (arg === '--baseline' && argv[i + 1]) baseline = argv[++i];
     else {
       console.error(USAGE);
       process.exit(arg === '--help' || arg === '-h' ? 0 : 2);
     }
   }
-  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, semaphoreSessions: 16, semaphoreLeases: 4, semaphoreHoldMs: 10, readRatio: 0.8, kazoo, curator, fsync, only };
+  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, semaphoreSessions: 16, semaphoreLeases: 4, semaphoreHoldMs: 10, readRatio: 0.8, kazoo, curator, fsync, only, baseline };
 }

@@ -10,7 +10,7 @@ import { totalWatches, withTraffic } from './server-traffic.js';
 /** What every library's side of the herd scenario gives (Curator's and kazoo's from their processes). */
 export interface HerdRun extends PeerResult {
   events: LockEvent[];
-  /** With `wakes`: what the sessions' own count of their waiters' wake-ups came to over the drain. */
+  /** With `wakes`: the watch events the sessions were told over the drain (zklock:client:watch). */
   woken?: number;
 }
 

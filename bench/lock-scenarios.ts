@@ -1,4 +1,5 @@
-import { Mutex } from './zklock.js';
+import type { WatchMessage } from './zklock.js';
+import { Mutex, watchChannel } from './zklock.js';
 import { SMALL, measuredSamples, timeNodeOp } from './client-scenarios.js';
 import type { Bench } from './context.js';
 import { handoffLimit } from './handoff-limit.js';
@@ -258,9 +259,17 @@ async function herds(bench: Bench): Promise<Row[]> {
     const rootOf = (peer: Peer): string => `${bench.root}/herd-${waiters}-${peer}-${++run}`;
     const peerSpec = (peer: Peer): PeerHerd => ({ scenario: 'herd', root: rootOf(peer), sessions, waitersPerSession });
     const runs = await takeTurns<Peer, PeerResult>(bench.config.contentionRounds, {
-      zklock: () => {
+      zklock: async () => {
+        // What zklock's sessions are told, counted on zklock:client:watch for the lock's nodes (not the warm-up's).
+        const root = rootOf('zklock');
         const wakes = { count: 0 };
-        return herd(bench, rootOf('zklock'), sessions, waitersPerSession, (hosts) => zklockSession(hosts, () => wakes.count++), wakes);
+        const count = (message: unknown): void => void ((message as WatchMessage).path.startsWith(`${root}/`) && wakes.count++);
+        watchChannel.subscribe(count);
+        try {
+          return await herd(bench, root, sessions, waitersPerSession, zklockSession, wakes);
+        } finally {
+          watchChannel.unsubscribe(count);
+        }
       },
       nzk: () => herd(bench, rootOf('nzk'), sessions, waitersPerSession, nzkLockSession),
       ...(bench.curator ? { curator: () => runCurator(bench.connectString, peerSpec('curator')) } : {}),
@@ -277,7 +286,7 @@ async function herds(bench: Bench): Promise<Row[]> {
     events.note =
       `${events.scenario}: besides the next waiter's wake, zklock's count holds the watch each of its waiters keeps on its own node (watchOwnNode in contender-queue.ts), ` +
       `which its own release fires, and near the head of the queue the lookahead's second wake (queue-lookahead.ts); a session's watches on one node are one server watch, so with one session these merge; ` +
-      `zklock's waiters were woken ${woken?.toFixed(2) ?? '?'} times per release (its onWake hook)`;
+      `zklock's sessions were told ${woken?.toFixed(2) ?? '?'} watch events per release (counted on its zklock:client:watch channel)`;
     const p50 = row('handoff p50', 'ms', per((r) => summarizeHandoffs(r.events ?? []).p50));
     if (reference === undefined) reference = Object.fromEntries(Object.entries(p50.samples).map(([peer, sample]) => [peer, sample.value]));
     else {

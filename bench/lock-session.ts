@@ -24,11 +24,11 @@ export interface NodeLockSession {
   close(): Promise<void>;
 }
 
-/** A zklock session; `onWake` counts the watch events its waiters receive (the herd row). */
-export async function zklockSession(connectString: string, onWake?: () => void): Promise<NodeLockSession> {
+/** A zklock session. */
+export async function zklockSession(connectString: string): Promise<NodeLockSession> {
   const client: ZooKeeperClient = await connectZklock(connectString);
   return {
-    mutex: (path) => new Mutex(client, path, { onWake }),
+    mutex: (path) => new Mutex(client, path),
     readWrite: (path) => {
       const rw = new ReadWriteLock(client, path);
       return { read: rw.readLock, write: rw.writeLock };

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload|memory|profile]`:
+ * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload|memory|profile|tracing] [-- --baseline DIR]`:
  * starts a standalone ZooKeeper server with the testing harness, runs the client and lock
  * scenarios for zklock, node-zookeeper-client, kazoo and (lock rows) Curator against it, and zklock's overload
  * and memory scenarios, prints a table and writes bench/results/.
@@ -20,6 +20,7 @@ import { leftOut } from './measure.js';
 import { memoryScenarios } from './memory.js';
 import { overloadScenarios } from './overload.js';
 import { profileScenarios } from './profile.js';
+import { tracingScenarios } from './tracing.js';
 import { curatorUnavailable } from './peers/curator.js';
 import { kazooUnavailable } from './peers/kazoo.js';
 import { connectZklock } from './peers/ops-client.js';
@@ -119,6 +120,10 @@ async function main(): Promise<void> {
   if (wants('profile')) {
     log('profile…');
     rows.push(...(await profileScenarios(bench, fileURLToPath(new URL('./results', import.meta.url)))));
+  }
+  if (wants('tracing')) {
+    log('tracing overhead…');
+    rows.push(...(await tracingScenarios(bench)));
   }
   if (wants('memory')) {
     log('memory scenarios…');

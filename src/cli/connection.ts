@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { ClientOptions } from '../client/index.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../client/durations.js';
 import { ZooKeeperClient, isZooKeeperError } from '../client/index.js';
 import { CliError, messageOf } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { AuthEntry } from './parse-values.js';
 import { parseAuth, parsePositiveDuration } from './parse-values.js';
-import { interruptSignal, signalExitCode } from './signals.js';
+import { interrupted, interruptSignal } from './signals.js';
 import { bounded } from './timing.js';
 
 export const DEFAULT_CONNECT = '127.0.0.1:2181';
@@ -32,8 +33,13 @@ export function addConnectionOptions(command: Command): Command {
         .env('ZOOKEEPER_CONNECT')
         .default(DEFAULT_CONNECT),
     )
-    .addOption(new Option('--session-timeout <duration>', 'session timeout to ask for').argParser(parsePositiveDuration).default(10_000, '10s'))
-    .addOption(new Option('--connect-timeout <duration>', 'give up when no server accepts a session within this time').argParser(parsePositiveDuration).default(15_000, '15s'))
+    // The library's own defaults, so the CLI and a program using the API behave alike.
+    .addOption(new Option('--session-timeout <duration>', 'session timeout to ask for').argParser(parsePositiveDuration).default(DEFAULT_SESSION_TIMEOUT_MS, `${DEFAULT_SESSION_TIMEOUT_MS / 1000}s`))
+    .addOption(
+      new Option('--connect-timeout <duration>', 'give up when no server accepts a session within this time')
+        .argParser(parsePositiveDuration)
+        .default(DEFAULT_REQUEST_TIMEOUT_MS, `${DEFAULT_REQUEST_TIMEOUT_MS / 1000}s`),
+    )
     .addOption(new Option('--auth <scheme:credentials>', 'authenticate, e.g. digest:user:pass (repeatable)').argParser(parseAuth))
     .option('--tls', 'connect over TLS (implied by the other --tls-* options)')
     .option('--tls-ca <file>', 'PEM file of the CA(s) to trust for the servers\' certificates')
@@ -100,7 +106,7 @@ export async function withClient(flags: ConnectionFlags, fn: (client: ZooKeeperC
     return (await fn(client, interrupt.signal)) ?? EXIT.OK;
   } catch (error) {
     const by = interrupt.received();
-    if (by) return signalExitCode(by);
+    if (by) return interrupted(by, client ? 'waiting for ZooKeeper' : `connecting to ${flags.connect}`);
     throw error;
   } finally {
     if (client) await closeClient(client);

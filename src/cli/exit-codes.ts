@@ -1,7 +1,9 @@
 /**
  * Every exit code of `zklock`, in one place so `--help`, the README and the code agree.
- * The 7x codes follow BSD sysexits where one fits; 126/127/128+N follow the shell's conventions,
- * so `zklock exec` is transparent to scripts that already understand them.
+ * The 7x codes follow BSD sysexits where one fits; 124 is coreutils' `timeout` code for "the
+ * command ran too long" (sysexits has no such meaning, and its 76 means a protocol error);
+ * 126/127/128+N follow the shell's conventions, so `zklock exec` is transparent to scripts that
+ * already understand them.
  */
 export const EXIT = {
   /** Done (for `exec`: the child's own code is passed through instead). */
@@ -18,6 +20,8 @@ export const EXIT = {
   TIMEOUT: 74,
   /** The lock was lost while the command ran; the command was terminated. */
   LOCK_LOST: 75,
+  /** `--max-hold`: the command held the lock too long and was terminated. */
+  HOLD_EXPIRED: 124,
   /** ZooKeeper refused our credentials or the ACL denies access (NOAUTH / AUTHFAILED). */
   NOT_AUTHORIZED: 77,
   /** The command could not be executed (permission denied). */
@@ -38,5 +42,6 @@ export const EXIT_CODES_HELP = `Exit codes:
   74       exec --timeout: the lock was not acquired in time; nothing was run
   75       exec: the lock was lost while the command ran; it was terminated
   77       not authorized (bad credentials or ACL)
+  124      exec --max-hold: the command held the lock too long; it was terminated
   126/127  exec: the command cannot be executed / was not found
   128+N    interrupted by signal N while waiting, or the command died of signal N`;

@@ -8,6 +8,12 @@ export function signalExitCode(signal: NodeJS.Signals): number {
   return 128 + (constants.signals[signal] ?? 0);
 }
 
+/** Says why a command stopped before running anything (Ctrl-C leaves no other trace) and returns its exit code. */
+export function interrupted(signal: NodeJS.Signals, what: string): number {
+  process.stderr.write(`zklock: interrupted by ${signal} while ${what}\n`);
+  return signalExitCode(signal);
+}
+
 /**
  * Routes SIGINT/SIGTERM/SIGHUP to `handler` while installed; replacing Node's default handling
  * is what lets the CLI remove its lock node instead of dying with it in place.

@@ -11,14 +11,30 @@ export interface ProgressOptions {
   verbose: boolean;
 }
 
-/** One line describing where we are in the queue: what the live line shows and what --verbose logs when it changes. */
-export function describeWait(state: LockState, ownerId: string, now = Date.now()): { key: string; text: string } {
+/**
+ * Where we are in the queue: `text` is what --verbose logs when it changes and the live line
+ * shows when it fits; `short` says the same with the lock path last, for a narrow terminal,
+ * where cutting the end loses only the path the user typed, never the holder or its age.
+ */
+export function describeWait(state: LockState, ownerId: string, now = Date.now()): { key: string; text: string; short: string } {
   const position = state.waiters.findIndex((w) => w.owner.id === ownerId) + 1;
   const holder: ContenderInfo | undefined = state.holders[0];
   const where = position > 0 ? `position ${position} of ${state.waiters.length} in the queue` : 'joining the queue';
   const more = state.holders.length > 1 ? ` (+${state.holders.length - 1} more)` : '';
   const held = holder ? `held by ${holder.owner.id}${more} for ${formatAge(now - holder.createdAt.getTime())}` : 'not held';
-  return { key: `${position}|${state.holders.map((h) => h.name).join(',')}`, text: `waiting for ${state.lockPath}: ${where}; ${held}` };
+  const queued = position > 0 ? `${position}/${state.waiters.length} waiting` : 'joining';
+  return {
+    key: `${position}|${state.holders.map((h) => h.name).join(',')}`,
+    text: `waiting for ${state.lockPath}: ${where}; ${held}`,
+    short: `${queued}; ${held}; ${state.lockPath}`,
+  };
+}
+
+/** The live line for a terminal `columns` wide: the full text if it fits, else the short form, cut to fit. */
+export function liveLine(wait: { text: string; short: string }, columns: number): string {
+  // The last column is left empty: a line that fills it wraps on some terminals, and \r then redraws the wrong line.
+  const width = Math.max(20, columns - 1);
+  return wait.text.length <= width ? wait.text : wait.short.slice(0, width);
 }
 
 /**
@@ -69,12 +85,13 @@ export class WaitProgress {
     if (this.polling) return;
     this.polling = true;
     try {
-      const { key, text } = describeWait(await inspectLock(this.client, this.lockPath), this.ownerId);
+      const wait = describeWait(await inspectLock(this.client, this.lockPath), this.ownerId);
+      const { key, text } = wait;
       if (!this.timer) return;
       if (key !== this.lastKey) this.log(text);
       this.lastKey = key;
       if (this.options.live) {
-        process.stderr.write(`\r\x1b[2K${text.slice(0, Math.max(20, (process.stderr.columns || 80) - 1))}`);
+        process.stderr.write(`\r\x1b[2K${liveLine(wait, process.stderr.columns || 80)}`);
         this.drawn = true;
       }
     } catch {

@@ -32,7 +32,9 @@ import { callListener } from './call-listener.js';
 import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
-import { checkDuration } from './durations.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, checkDuration } from './durations.js';
+import { hexId, sessionChannel, traceRequest, traced, requestChannel, watchChannel } from './diagnostics.js';
+import type { SessionMessage, WatchMessage } from './diagnostics.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, checkLimit } from './limits.js';
 import { checkFrameLimit } from './frame-limits.js';
 import type { NodeData } from './node-data.js';
@@ -47,13 +49,14 @@ import { StateListeners } from './state-listeners.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
 import type { Watcher } from './watch-event.js';
+import { eventTypeName } from './watch-event.js';
 import type { WatchClass, WatchKind } from './watch-manager.js';
 import { WATCH_CLASSES, WatchManager } from './watch-manager.js';
 
 export interface ClientOptions {
-  /** Requested session timeout in ms (the server clamps it to its min/max), at most 2^31−1. Default 15000. */
+  /** Requested session timeout in ms (the server clamps it to its min/max), in (0, 2^31−1]. Default 15000. */
   sessionTimeout?: number;
-  /** Bound on how long a request waits for a connection when it has no timeout of its own, at most 2^31−1 ms. Default 20000. */
+  /** Bound on how long a request (and `connect()`) waits for a connection when it has no timeout of its own, ms in (0, 2^31−1]. Default 20000. */
   requestTimeout?: number;
   /** Connect over TLS to a secure client port; Node's `tls.connect` options are passed through. */
   tls?: TlsOptions | boolean;
@@ -174,8 +177,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
-    this.requestTimeout = checkDuration(options.requestTimeout ?? 20000, 'requestTimeout');
-    const sessionTimeout = checkDuration(options.sessionTimeout ?? 15000, 'sessionTimeout');
+    this.requestTimeout = checkDuration(options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeout');
+    const sessionTimeout = checkDuration(options.sessionTimeout ?? DEFAULT_SESSION_TIMEOUT_MS, 'sessionTimeout');
     this.session = new Session({
       hosts,
       sessionTimeout,
@@ -189,11 +192,17 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       maxReplyBytes: checkFrameLimit(options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, 'maxReplyBytes'),
     });
     this.session.setWatchProvider(() => this.watches.registrations());
-    this.session.on('notification', (event: WatcherEvent) => this.watches.dispatch(event));
+    this.session.on('notification', (event: WatcherEvent) => {
+      if (watchChannel.hasSubscribers) this.publishWatch(event);
+      this.watches.dispatch(event);
+    });
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
       if (event === 'connected' || event === 'reconnected') this.lastFailure = undefined;
+      if (sessionChannel.hasSubscribers) {
+        sessionChannel.publish({ event, sessionId: hexId(this.sessionId), server: this.server, reasonCode: reason?.code } satisfies SessionMessage);
+      }
       this.stateListeners.dispatch(event, reason);
       this.notify('state', event, reason);
       // The session gives a reason with these two always, with closed when it closed by itself, and with no other.
@@ -321,10 +330,15 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    */
   waitForConnected(options: WaitForConnectedOptions = {}): Promise<void> {
     const { session, signal } = options;
+    let timeout: number | undefined;
+    try {
+      // Checked first: a timeout of 0 is INVALID_ARGUMENT connected or not (as for every call), never "time out now".
+      timeout = options.timeout === Infinity ? undefined : checkDuration(options.timeout ?? this.requestTimeout, 'timeout', { op: 'waitForConnected' });
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.session.isConnected || (session !== undefined && this.sessionId !== session)) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      // Thrown in the executor, so it rejects before any timer or listener exists.
-      const timeout = options.timeout === Infinity ? undefined : checkDuration(options.timeout ?? this.requestTimeout, 'timeout', { op: 'waitForConnected' });
       const ended = this.noSessionToCome();
       if (ended) return reject(ended);
       if (signal?.aborted) return reject(waitAborted(signal));
@@ -363,7 +377,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       throw new ZooKeeperError('INVALID_ARGUMENT', 'a TTL mode needs a positive integer ttl (ms), and only a TTL mode takes one', { op: 'create', path });
     }
     const body = { path: this.chrootMap.toServer(path), data: toBytes(data), acl: options.acl ?? OPEN_ACL_UNSAFE, flags, ttl: options.ttl };
-    const result = await this.session.request({
+    const result = await this.send({
       type: createOpCode(flags),
       op: 'create',
       path,
@@ -376,7 +390,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   async delete(path: string, options: VersionOptions = {}): Promise<void> {
     const server = this.serverPath(path, 'delete');
-    await this.session.request({ type: OpCode.delete, op: 'delete', path, write: (w) => writePathVersion(w, server, options.version ?? -1), ...bounds(options) });
+    await this.send({ type: OpCode.delete, op: 'delete', path, write: (w) => writePathVersion(w, server, options.version ?? -1), ...bounds(options) });
   }
 
   /** The node's Stat, or null when it does not exist. A watch fires on creation, change or deletion. */
@@ -420,7 +434,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   async setData(path: string, data: NodeData, options: VersionOptions = {}): Promise<Stat> {
     const server = this.serverPath(path, 'setData');
     const bytes = toBytes(data);
-    return this.session.request({
+    return this.send({
       type: OpCode.setData,
       op: 'setData',
       path,
@@ -446,12 +460,12 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   async getACL(path: string, options: CallOptions = {}): Promise<AclStat> {
     const server = this.serverPath(path, 'getACL');
-    return this.session.request({ type: OpCode.getACL, op: 'getACL', path, write: (w) => writePath(w, server), read: readAclStat, ...bounds(options) });
+    return this.send({ type: OpCode.getACL, op: 'getACL', path, write: (w) => writePath(w, server), read: readAclStat, ...bounds(options) });
   }
 
   async setACL(path: string, acl: readonly ACL[], options: VersionOptions = {}): Promise<Stat> {
     const server = this.serverPath(path, 'setACL');
-    return this.session.request({
+    return this.send({
       type: OpCode.setACL,
       op: 'setACL',
       path,
@@ -464,21 +478,21 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   /** Waits until the server this session uses has caught up with the leader (for reads after another client's write). */
   async sync(path = '/', options: CallOptions = {}): Promise<void> {
     const server = this.serverPath(path, 'sync');
-    await this.session.request({ type: OpCode.sync, op: 'sync', path, write: (w) => writePath(w, server), read: (r) => r.string(), ...bounds(options) });
+    await this.send({ type: OpCode.sync, op: 'sync', path, write: (w) => writePath(w, server), read: (r) => r.string(), ...bounds(options) });
   }
 
   /** Runs ops atomically: all apply or none. A failure throws a MultiError naming the failing op. */
   async multi(ops: readonly Op[], options: CallOptions = {}): Promise<OpResult[]> {
     if (!Array.isArray(ops) || ops.length === 0) throw new ZooKeeperError('INVALID_ARGUMENT', 'multi needs at least one op', { op: 'multi' });
     const multiOps = toMultiOps(ops, this.chrootMap);
-    const raw = await this.session.request({ type: OpCode.multi, op: 'multi', write: (w) => writeMulti(w, multiOps), read: readMultiResults, ...bounds(options) });
+    const raw = await this.send({ type: OpCode.multi, op: 'multi', write: (w) => writeMulti(w, multiOps), read: readMultiResults, ...bounds(options) });
     return toOpResults(ops, raw, this.chrootMap);
   }
 
   /** Several reads in one round trip; each result is the value or the error of that read. */
   async multiRead(ops: readonly MultiReadOp[], options: CallOptions = {}): Promise<MultiReadResult[]> {
     const serverOps = ops.map((op) => ({ type: op.type, path: this.serverPath(op.path, 'multiRead') }));
-    const raw = await this.session.request({ type: OpCode.multiRead, op: 'multiRead', write: (w) => writeMultiRead(w, serverOps), read: readMultiResults, ...bounds(options) });
+    const raw = await this.send({ type: OpCode.multiRead, op: 'multiRead', write: (w) => writeMultiRead(w, serverOps), read: readMultiResults, ...bounds(options) });
     return raw.map((r, i): MultiReadResult => {
       if (r.type === OpCode.error || r.err !== 0) return ZooKeeperError.fromServer(r.err, 'multiRead', ops[i]?.path);
       return r.type === OpCode.getData ? { op: 'getData', data: r.data ?? EMPTY, stat: r.stat! } : { op: 'getChildren', children: r.children ?? [] };
@@ -499,7 +513,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     const spec = bounds(options);
     this.watches.adding(watch);
     try {
-      await this.session.request({
+      await this.send({
         type: OpCode.addWatch,
         op: 'addWatch',
         path,
@@ -545,7 +559,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     // exists sets a watch whether or not the node exists; getChildren on a vanished node fails,
     // and then its child watchers already had (or will have) their deletion event.
     const type = watchClass === 'data' ? OpCode.exists : OpCode.getChildren;
-    return this.session.request({ type, op: 'rearmWatch', path, write: (w) => writePathWatch(w, server, true) }).catch(() => undefined);
+    return this.send({ type, op: 'rearmWatch', path, write: (w) => writePathWatch(w, server, true) }).catch(() => undefined);
   }
 
   /**
@@ -565,7 +579,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     if (this.state === 'closed' || this.state === 'expired') return;
     const server = this.chrootMap.toServer(path);
     try {
-      await this.session.request({ type: OpCode.removeWatches, op: 'removeWatches', path, write: (w) => writePathInt(w, server, type), ...bounds(options) });
+      await this.send({ type: OpCode.removeWatches, op: 'removeWatches', path, write: (w) => writePathInt(w, server, type), ...bounds(options) });
     } catch (error) {
       // NOWATCHER: the watch already fired or went with the session; CONNECTIONLOSS: not re-registered after a reconnect;
       // MARSHALLINGERROR: a persistent type, which servers before 3.9 do not know (see clearServerWatches).
@@ -577,14 +591,14 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   /** The session's ephemeral nodes under `prefix`. */
   async getEphemerals(prefix = '/', options: CallOptions = {}): Promise<string[]> {
     const server = this.serverPath(prefix, 'getEphemerals');
-    const paths = await this.session.request({ type: OpCode.getEphemerals, op: 'getEphemerals', path: prefix, write: (w) => writePath(w, server), read: (r) => r.strings(), ...bounds(options) });
+    const paths = await this.send({ type: OpCode.getEphemerals, op: 'getEphemerals', path: prefix, write: (w) => writePath(w, server), read: (r) => r.strings(), ...bounds(options) });
     return paths.flatMap((p) => this.chrootMap.fromServer(p) ?? []);
   }
 
   /** The number of all descendants of `path`. */
   async getAllChildrenNumber(path: string, options: CallOptions = {}): Promise<number> {
     const server = this.serverPath(path, 'getAllChildrenNumber');
-    return this.session.request({ type: OpCode.getAllChildrenNumber, op: 'getAllChildrenNumber', path, write: (w) => writePath(w, server), read: (r) => r.int(), ...bounds(options) });
+    return this.send({ type: OpCode.getAllChildrenNumber, op: 'getAllChildrenNumber', path, write: (w) => writePath(w, server), read: (r) => r.int(), ...bounds(options) });
   }
 
   /**
@@ -661,6 +675,19 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   // ---- helpers ----
 
+  /** Every request goes out here: traced on zklock:client:request while anyone listens, untouched otherwise. */
+  private send<T>(spec: RequestSpec<T>): Promise<T> {
+    if (!traced(requestChannel)) return this.session.request(spec);
+    return traceRequest(spec, this.sessionId, (traced) => this.session.request(traced));
+  }
+
+  /** A notification as zklock:client:watch tells it, before any watcher hears it (see WatchManager.dispatch for the chroot). */
+  private publishWatch(raw: WatcherEvent): void {
+    const type = eventTypeName(raw.type);
+    const path = this.chrootMap.fromServer(raw.path);
+    if (type && path !== undefined) watchChannel.publish({ type, path, sessionId: hexId(this.sessionId) } satisfies WatchMessage);
+  }
+
   /** Emits to the application's listeners one by one, each isolated from the others (see callListener). */
   private notify<E extends keyof ClientEvents>(event: E, ...args: ClientEvents[E]): void {
     // rawListeners types each listener for its own event; they are all this event's.
@@ -683,7 +710,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * sent again, with a server watch, when that watch's addWatch failed; within the same bounds.
    */
   private watchedRequest<T>(watchClass: WatchClass, watcher: Watcher | undefined, kindOf: (err: number) => WatchKind | undefined, build: (setWatch: boolean) => RequestSpec<T>): Promise<T> {
-    if (!watcher) return this.session.request(build(false));
+    if (!watcher) return this.send(build(false));
     const { path, op, timeout } = build(true);
     const endAt = timeout === undefined ? undefined : performance.now() + timeout;
     const send = (left: number | undefined): Promise<T> => {
@@ -698,7 +725,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
         // At once: removeWatcher must find the watcher in flight all along.
         if (request.resend) again = sendAgain();
       };
-      const reply = this.session.request({ ...build(!request.clientSide), timeout: left, onReply });
+      const reply = this.send({ ...build(!request.clientSide), timeout: left, onReply });
       // Failed without a reply (timeout, abort, connection loss, close): its watcher will never be registered.
       reply.catch(() => end(undefined));
       return reply.then(

@@ -7,6 +7,12 @@ import { ZooKeeperError } from '../protocol/index.js';
  */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
+/** The session timeout a client asks for by default (the `zklock` command's default too). */
+export const DEFAULT_SESSION_TIMEOUT_MS = 15_000;
+
+/** How long a request, and `connect()`, waits for a connection by default (`zklock --connect-timeout` too). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 20_000;
+
 /** A duration option in ms: a finite number > 0 and at most MAX_TIMER_MS, else INVALID_ARGUMENT naming the option. */
 export function checkDuration(value: unknown, name: string, where: { op?: string; path?: string } = {}): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {

@@ -12,8 +12,8 @@ export interface RequestSpec<T> {
   path?: string | undefined;
   /** Writes the body after the request header. */
   write?(w: Writer): void;
-  /** Runs synchronously on the reply, before any later frame is handled (watch registration must not race the next notification). */
-  onReply?: (err: number) => void;
+  /** Runs synchronously on the reply, before any later frame is handled (watch registration must not race the next notification); `xid` is the reply's (for tracing). */
+  onReply?: (err: number, xid: number) => void;
   /** Reads the body of a successful reply. */
   read?: (r: Reader) => T;
   /** Bounds the whole request, in flight included. */
@@ -52,7 +52,7 @@ export class Packet<T = unknown> {
   readonly op: string;
   readonly path: string | undefined;
   readonly read: ((r: Reader) => T) | undefined;
-  readonly onReply: ((err: number) => void) | undefined;
+  readonly onReply: ((err: number, xid: number) => void) | undefined;
   private bounds: Bounds | undefined = undefined;
   private resolveFn: ((value: T) => void) | undefined;
   private rejectFn: ((error: unknown) => void) | undefined;

@@ -248,7 +248,7 @@ export class Session extends EventEmitter {
 
   private refusal(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
     const where = { op: spec.op, path: spec.path };
-    if (this.endReason) return new ZooKeeperError(this.endReason.code, this.endReason.message, { ...where, zkCode: this.endReason.zkCode, cause: this.endReason });
+    if (this.endReason) return new ZooKeeperError(this.endReason.code, this.endReason.detail, { ...where, zkCode: this.endReason.zkCode, cause: this.endReason });
     if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', where);
     if (this.state === 'expired' && !this.options.renewExpiredSession) {
       return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...where, zkCode: -112 });
@@ -665,7 +665,7 @@ export class Session extends EventEmitter {
     if (this.pending.waiting > 0) this.schedulePump();
     this.liveness.onAnswer(packet.sentAt!, performance.now(), answerKind(packet.type, header.err));
     if (packet.settled) return;
-    packet.onReply?.(header.err);
+    packet.onReply?.(header.err, header.xid);
     if (header.err !== 0) {
       // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
       if (header.err === ZK_ERROR.NONODE && packet.type === OpCode.exists) packet.succeed(null);
@@ -704,7 +704,8 @@ export class Session extends EventEmitter {
     // Requests queued but not written stay queued for the next connection: their outcome is known (not run).
     const lost = this.outstanding;
     this.outstanding = new Fifo();
-    const message = `${reason.message}; the outcome of the request is unknown`;
+    // The detail, not the message: the new error adds its own code and op/path around it.
+    const message = `${reason.detail}; the outcome of the request is unknown`;
     this.backlog.fail(lost, (packet) =>
       withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason })),
     );
@@ -748,7 +749,7 @@ export class Session extends EventEmitter {
 
   private rejectAuthWaiters(reason: ZooKeeperError): void {
     for (const entry of this.authInfo) {
-      for (const w of entry.waiters) w.reject(new ZooKeeperError(reason.code, reason.message, { zkCode: reason.zkCode, op: 'addAuth', cause: reason }));
+      for (const w of entry.waiters) w.reject(new ZooKeeperError(reason.code, reason.detail, { zkCode: reason.zkCode, op: 'addAuth', cause: reason }));
       entry.waiters = [];
     }
   }
@@ -761,7 +762,7 @@ export class Session extends EventEmitter {
     const inFlight = this.outstanding;
     this.outstanding = new Fifo();
     const error = (packet: Packet): ZooKeeperError =>
-      withoutStack(() => new ZooKeeperError(reason.code, reason.message, { zkCode: reason.zkCode, op: packet.op, path: packet.path, cause: reason }));
+      withoutStack(() => new ZooKeeperError(reason.code, reason.detail, { zkCode: reason.zkCode, op: packet.op, path: packet.path, cause: reason }));
     this.backlog.fail(inFlight, error);
     this.backlog.fail(this.pending.takeAll(), error);
   }

@@ -46,11 +46,14 @@ export class ZooKeeperError extends Error {
   readonly zkCode: number | undefined;
   readonly path: string | undefined;
   readonly op: string | undefined;
+  /** What happened, without the code and the op and path that `message` adds around it. */
+  readonly detail: string;
 
   constructor(code: ZooKeeperErrorCode, message: string, details: ZooKeeperErrorDetails = {}) {
     const where = [details.op, details.path].filter(Boolean).join(' ');
     super(where ? `${code}: ${message} (${where})` : `${code}: ${message}`, { cause: details.cause });
     this.name = 'ZooKeeperError';
+    this.detail = message;
     this.code = code;
     this.zkCode = details.zkCode ?? serverErrorNumber(code);
     this.path = details.path;

@@ -5,6 +5,7 @@ import { abandon, giveUpNode } from './abandon.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
 import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
+import type { AcquireMessage } from './diagnostics.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
 import { writtenByZklock } from './owner-data.js';
@@ -34,6 +35,8 @@ export interface QueueOptions extends QueueWait {
   records: { missed: boolean };
   /** Exclusive queue locks only, > 0 or absent: how long (ms) a holder after an unclean handoff waits before resolving (see lock-delay.ts). */
   lockDelay?: number;
+  /** A traced acquire's message: the queue position goes there (see diagnostics.ts). */
+  trace?: AcquireMessage | undefined;
 }
 
 export interface QueuedNode {
@@ -265,11 +268,15 @@ interface Turn {
 
 /** Resolves when our node holds the lock, with what our release may record and, with a lockDelay, how the lock came to us. */
 async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
-  // Our own last hold, and nobody queued since (provenSole): we let it go ourselves.
-  if (node.children === null) return { recordOver: overOf(node.before), handoff: o.lockDelay ? { kind: 'clean', seenAt: performance.now() } : undefined };
+  if (node.children === null) {
+    if (o.trace) o.trace.queuePosition = 0;
+    // Our own last hold, and nobody queued since (provenSole): we let it go ourselves.
+    return { recordOver: overOf(node.before), handoff: o.lockDelay ? { kind: 'clean', seenAt: performance.now() } : undefined };
+  }
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
+  if (o.trace) o.trace.queuePosition = queue.indexOf(self);
   const owner = node.stat.ephemeralOwner;
   let ahead = blockers(queue, self);
   if (ahead.length > 0 && o.wait === false) {

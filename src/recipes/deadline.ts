@@ -1,9 +1,15 @@
 import { performance } from 'node:perf_hooks';
-import { MAX_TIMER_MS } from '../client/durations.js';
+import { checkHoldOptions } from './hold-limit.js';
+import type { HoldOptions } from './hold-limit.js';
 import { LockError } from './lock-error.js';
+import { timerAt } from './timer-at.js';
 
-export interface AcquireOptions {
-  /** Gives up (deleting our contender node first) after this many ms (any finite number: 30 days works). Without it, waits until the signal aborts. */
+export interface AcquireOptions extends HoldOptions {
+  /**
+   * Gives up (deleting our contender node first) after this many ms: more than 0, any finite
+   * number (30 days works). Without it, waits until the signal aborts. As for every duration of
+   * the client, 0 is INVALID_ARGUMENT: to not wait at all, use `tryAcquire()`.
+   */
   timeout?: number;
   signal?: AbortSignal;
 }
@@ -15,7 +21,7 @@ export interface AcquireOptions {
 export class Deadline {
   // Created on first use: an unbounded, uncontended acquire never needs one.
   private controllerInstance: AbortController | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private cancelTimer: (() => void) | undefined;
   private readonly onAbort: (() => void) | undefined;
 
   constructor(
@@ -24,31 +30,24 @@ export class Deadline {
     private readonly op: string,
   ) {
     const { timeout, signal } = options;
-    if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout >= 0) || !Number.isFinite(timeout))) {
-      throw new LockError('INVALID_ARGUMENT', `timeout must be a non-negative number of ms, got ${String(timeout)}`, { path, op });
+    // 0 cannot spare the round trips of joining the queue, so it would refuse even a free lock: not a timeout (tryAcquire does not wait).
+    if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0) || !Number.isFinite(timeout))) {
+      throw new LockError('INVALID_ARGUMENT', `timeout must be a number of ms more than 0 (to not wait, use tryAcquire()), got ${String(timeout)}`, { path, op });
     }
+    // Every acquire makes its Deadline first: the hold bound is checked here too, before anything is created.
+    checkHoldOptions(options, path, op);
     if (signal?.aborted) {
       this.abortWithCallerReason();
       return;
     }
-    if (timeout !== undefined) this.arm(performance.now() + timeout, timeout);
+    if (timeout !== undefined) {
+      const expire = (): void => this.controller.abort(new LockError('LOCK_TIMEOUT', `not acquired within ${timeout} ms`, { path: this.path, op: this.op }));
+      this.cancelTimer = timerAt(performance.now() + timeout, expire);
+    }
     if (signal) {
       this.onAbort = () => this.abortWithCallerReason();
       signal.addEventListener('abort', this.onAbort, { once: true });
     }
-  }
-
-  /** setTimeout fires at once beyond MAX_TIMER_MS: a longer wait is a chain of timers toward the same end. */
-  private arm(endAt: number, timeout: number): void {
-    const left = endAt - performance.now();
-    if (left > MAX_TIMER_MS) {
-      this.timer = setTimeout(() => this.arm(endAt, timeout), MAX_TIMER_MS);
-      return;
-    }
-    this.timer = setTimeout(
-      () => this.controller.abort(new LockError('LOCK_TIMEOUT', `not acquired within ${timeout} ms`, { path: this.path, op: this.op })),
-      Math.max(0, left),
-    );
   }
 
   private abortWithCallerReason(): void {
@@ -106,7 +105,7 @@ export class Deadline {
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    this.cancelTimer?.();
     if (this.onAbort) this.options.signal?.removeEventListener('abort', this.onAbort);
   }
 }

@@ -1,10 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import type { SessionEvent, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
+import type { HoldLimit } from './hold-limit.js';
 import type { LockLostReason } from './lock-error.js';
 import { LockLostError } from './lock-error.js';
 import { onLivenessLost } from './session-liveness.js';
+import { timerAt } from './timer-at.js';
 import { OVERLOAD_PAUSE_MS, isOverloaded, isTransient } from './transient.js';
+import type { Lease } from './lease.js';
+import { lostChannel, publishLost } from './diagnostics.js';
 
 export interface LeaseMonitorOptions {
   /**
@@ -39,6 +43,8 @@ export class LeaseMonitor {
   /** The node watch could not be set (connection lost): set it on the next reconnect. */
   private rewatch = false;
   private rewatchTimer: NodeJS.Timeout | undefined;
+  /** Cancels the pending step of a bounded hold (see limitHold): its expiry, then its forced release. */
+  private cancelHold: (() => void) | undefined;
   private watching = false;
   private readonly unsubscribe: () => void;
   private readonly unwatchLiveness: () => void;
@@ -60,6 +66,8 @@ export class LeaseMonitor {
     private readonly onData?: (data: Buffer) => void,
     /** Hears that the lease ended: lost, released or handed over (once). */
     private readonly onEnd?: () => void,
+    /** The lease watched, named by zklock:lock:lost (see diagnostics.ts). */
+    private readonly lease?: Lease,
   ) {
     this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
     this.margin = safetyMargin(client, options);
@@ -68,6 +76,8 @@ export class LeaseMonitor {
     // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
     else this.checkProof();
     this.firstRead = onData ? this.observe() : NOTHING_TO_READ;
+    // Someone counts losses: a deletion must reach them even if nobody looks at the lease.
+    if (lease && lostChannel.hasSubscribers) void this.observe();
   }
 
   /**
@@ -113,6 +123,23 @@ export class LeaseMonitor {
     this.checkProof();
     void this.observe();
     return this.lost !== undefined;
+  }
+
+  /**
+   * Ends the lease with HOLD_EXPIRED at `limit.expiresAt` unless it ended first (lost, released);
+   * then, with `forceReleaseAfter`, runs `force` that much later unless released or handed over
+   * first. Unref'd: a bound never keeps the process alive.
+   */
+  limitHold(limit: HoldLimit, force: () => void): void {
+    if (this.lost) return;
+    this.cancelHold = timerAt(
+      limit.expiresAt,
+      () => {
+        this.lose('HOLD_EXPIRED', `held for its maxHold of ${limit.maxHold} ms; the node stays until released`);
+        if (limit.forceReleaseAfter !== undefined) this.cancelHold = timerAt(limit.expiresAt + limit.forceReleaseAfter, force, true);
+      },
+      true,
+    );
   }
 
   private lostError(lost: { reason: LockLostReason; message: string }): LockLostError {
@@ -171,6 +198,7 @@ export class LeaseMonitor {
   private lose(reason: LockLostReason, message: string): void {
     if (this.lost) return;
     this.lost = { reason, message };
+    if (reason !== 'RELEASED' && this.lease && lostChannel.hasSubscribers) publishLost(this.lease, reason, message);
     this.controller?.abort(this.lostError(this.lost));
     this.detach();
     this.onEnd?.();
@@ -185,12 +213,16 @@ export class LeaseMonitor {
   stop(nodeKept: boolean): void {
     this.lose('RELEASED', 'the lease was released');
     this.stopped = true;
+    // An expired hold is already lost, so lose() did not detach: its forced release is due still.
+    this.cancelHold?.();
     // Best effort: a watcher left behind only delays its own garbage collection (it ignores events once stopped).
     if (nodeKept && this.watching) this.client.removeWatcher(this.nodePath, this.watcher).catch(() => undefined);
   }
 
   private detach(): void {
     clearTimeout(this.rewatchTimer);
+    // A loss ends the hold's clock; an expiry arms the forced release only after this.
+    this.cancelHold?.();
     this.unsubscribe();
     this.unwatchLiveness();
   }

@@ -1,12 +1,15 @@
 import type { Op, OpResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
+import type { HoldLimit } from './hold-limit.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
 import type { Handoff } from './lock-delay.js';
 import { LockError } from './lock-error.js';
 import type { PendingRevocation, RevocationOptions } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
+import { releaseChannel, traceRelease } from './diagnostics.js';
+import { traced } from '../client/diagnostics.js';
 
 export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
   /**
@@ -44,6 +47,9 @@ export class Lease implements AsyncDisposable {
   private readonly monitor: LeaseMonitor;
   /** Made at once for a revocable lease; for another, only if someone looks at its signal (which then never aborts). */
   private revocation: RevocationRequest | undefined;
+  private hold: HoldLimit | undefined;
+  /** The hold's forced release, once begun: true once the node is gone (or went with the session), false if the server refused. */
+  private forced: Promise<boolean> | undefined;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -64,13 +70,13 @@ export class Lease implements AsyncDisposable {
       const revocation = this.revocationRequest();
       onData = (data) => revocation.observe(data);
     }
-    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended);
+    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended, this);
     if (options.revocable && options.revocationPending) this.revocation!.inherit(options.revocationPending);
   }
 
   private revocationRequest(): RevocationRequest {
     const { onRevocationRequested } = this.options;
-    return (this.revocation ??= new RevocationRequest(this.node, onRevocationRequested && (() => onRevocationRequested(this)), () => this.held));
+    return (this.revocation ??= new RevocationRequest(this, onRevocationRequested && (() => onRevocationRequested(this))));
   }
 
   /**
@@ -84,6 +90,8 @@ export class Lease implements AsyncDisposable {
   /**
    * Grows with every acquisition of this lock, ensemble-wide (the node's creation zxid). Hand it
    * to the protected resource, which rejects a token lower than the highest it has seen.
+   * A `bigint` (zxids are 64-bit): `JSON.stringify` throws on it, so log or send
+   * `fencingToken.toString()`.
    */
   get fencingToken(): bigint {
     return this.stat.czxid;
@@ -125,7 +133,44 @@ export class Lease implements AsyncDisposable {
     return this.revocationRequest().signal;
   }
 
-  /** True until released or lost. */
+  /**
+   * The bound this lease was handed out with (`maxHold`), or undefined. `expiresAt` is on the
+   * performance.now() clock: `holdLimit.expiresAt - performance.now()` ms are left. A downgrade's
+   * read lease keeps its write lease's bound (the hold did not restart).
+   */
+  get holdLimit(): HoldLimit | undefined {
+    return this.hold;
+  }
+
+  /**
+   * Starts the hold's clock (see HoldOptions); the locks call it as they hand the lease out. At
+   * `expiresAt` the signal aborts with HOLD_EXPIRED, unless the lease ended first; with
+   * `forceReleaseAfter`, our client deletes the node that much later, unless it was released.
+   */
+  limitHold(limit: HoldLimit): void {
+    if (this.hold) throw new LockError('INVALID_ARGUMENT', 'the lease already has a hold limit', { path: this.node, op: 'limitHold' });
+    this.hold = limit;
+    this.monitor.limitHold(limit, () => this.forceRelease());
+  }
+
+  /**
+   * A plain delete, never with the release record (see release-record.ts): the holder did not
+   * let go cleanly, and waiters must not take this for a clean handoff. Czxid-checked for a
+   * name others may reuse, as release is.
+   */
+  private forceRelease(): void {
+    const { client, node, stat } = this;
+    this.forced = deleteGuaranteed(client, node, stat.ephemeralOwner, this.options.reusableName ? { czxid: stat.czxid } : {}).then(
+      (deleted) => {
+        if (deleted) this.hooks.deleted?.();
+        return true;
+      },
+      // Refused (NOAUTH on the parent, say): the node stays until release(), which reports why.
+      () => false,
+    );
+  }
+
+  /** True until released, lost or its hold expired. */
   get held(): boolean {
     return !this.released && !this.monitor.isLost;
   }
@@ -157,10 +202,19 @@ export class Lease implements AsyncDisposable {
     }
   }
 
-  /** Deletes our node (retried across reconnects until done or the session is gone). A second call throws ALREADY_RELEASED. */
-  async release(): Promise<void> {
+  /**
+   * Deletes our node (retried across reconnects until done or the session is gone). A second call
+   * throws ALREADY_RELEASED. After a loss, or the hold's forced release, it resolves quietly (the
+   * latter without a request of its own, once that delete is done).
+   */
+  release(): Promise<void> {
+    return traced(releaseChannel) ? traceRelease(this, () => this.releaseNow()) : this.releaseNow();
+  }
+
+  private async releaseNow(): Promise<void> {
     if (this.released) throw new LockError('ALREADY_RELEASED', 'the lease was already released', { path: this.node, op: 'release' });
     this.end();
+    if (this.forced && (await this.forced)) return;
     if (this.client.state === 'closed') {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }

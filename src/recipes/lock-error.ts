@@ -21,7 +21,7 @@ import { ZooKeeperError } from '../client/index.js';
  * - `GUARD_NOT_SUPPORTED`: `guard()` on a lease whose node a namesake may replace (SimpleLock).
  * - `LEASE_LIMIT_MISMATCH`: a semaphore's limit differs from the one recorded on its path by
  *   the contenders before it (see lease-limit.ts).
- * - `INVALID_ARGUMENT`: bad options (a negative timeout, a semaphore of 0, more leases than it allows, an empty lock set).
+ * - `INVALID_ARGUMENT`: bad options (a negative timeout, a `maxHold` that is not above 0, a semaphore of 0, more leases than it allows, an empty lock set).
  * - `REVOCATION_REQUESTED`: not thrown; the reason of a revocable lease's `revocationRequested`
  *   signal (someone asked the holder to let go; see revocation.ts).
  */
@@ -56,9 +56,11 @@ export class LockError extends ZooKeeperError {
  * - `SESSION_MAY_HAVE_EXPIRED`: the leader may already have expired the session: the proof that it
  *   heard from us (client.sessionAliveUntil()) ran out within the safety margin, connected or not.
  * - `CLOSED`: the client was closed.
+ * - `HOLD_EXPIRED`: the lease was held for its `maxHold` (see hold-limit.ts). Our node is still
+ *   there until released (or force-released), but the holder has overrun its bound and must stop.
  * - `RELEASED`: the lease was released normally.
  */
-export type LockLostReason = 'SESSIONEXPIRED' | 'NODE_DELETED' | 'SESSION_MAY_HAVE_EXPIRED' | 'CLOSED' | 'RELEASED';
+export type LockLostReason = 'SESSIONEXPIRED' | 'NODE_DELETED' | 'SESSION_MAY_HAVE_EXPIRED' | 'CLOSED' | 'HOLD_EXPIRED' | 'RELEASED';
 
 /** The reason a lease's signal carries. */
 export class LockLostError extends ZooKeeperError {

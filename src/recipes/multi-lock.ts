@@ -1,15 +1,19 @@
 import { LockError } from './lock-error.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
+import type { HoldLimit, HoldOptions } from './hold-limit.js';
+import { checkHoldOptions, startHold } from './hold-limit.js';
 import type { LockState } from './inspect.js';
 import type { Lease } from './lease.js';
 import type { QueueLock } from './mutex.js';
 import { releaseQuietly } from './mutex.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 /** Several held locks (or a semaphore's leases) as one. Its signal aborts when any of them is lost. */
 export class MultiLease implements AsyncDisposable {
   private readonly combined: AbortSignal;
   private released = false;
+  private hold: HoldLimit | undefined;
 
   constructor(
     /** In acquisition order (a multi-lock's sorted by lock path). */
@@ -27,6 +31,18 @@ export class MultiLease implements AsyncDisposable {
   get signal(): AbortSignal {
     for (const lease of this.leases) void lease.signal;
     return this.combined;
+  }
+
+  /** The bound of the whole set (`maxHold`), or undefined: see Lease.holdLimit. */
+  get holdLimit(): HoldLimit | undefined {
+    return this.hold;
+  }
+
+  /** One bound for the whole set: every lease gets the same, so the combined signal aborts with HOLD_EXPIRED at its end. */
+  limitHold(limit: HoldLimit): void {
+    if (this.hold) throw new LockError('INVALID_ARGUMENT', 'the multi-lease already has a hold limit', { op: 'limitHold' });
+    this.hold = limit;
+    for (const lease of this.leases) lease.limitHold(limit);
   }
 
   get fencingTokens(): bigint[] {
@@ -64,13 +80,19 @@ export class MultiLock {
     this.locks = [...locks].sort((a, b) => (a.lockPath < b.lockPath ? -1 : a.lockPath > b.lockPath ? 1 : 0));
   }
 
-  async acquire(options: AcquireOptions = {}): Promise<MultiLease> {
+  /** Traced as one acquire of kind 'multi' on the first path, with each lock's own acquire inside it. */
+  acquire(options: AcquireOptions = {}): Promise<MultiLease> {
+    return lockTraced() ? traceAcquire({ lockPath: this.locks[0]!.lockPath, kind: 'multi' }, () => this.acquireNow(options)) : this.acquireNow(options);
+  }
+
+  private async acquireNow(options: AcquireOptions): Promise<MultiLease> {
     const deadline = new Deadline(options, this.locks[0]!.lockPath, 'acquire');
     let taken: Lease[] = [];
     try {
       for (;;) {
         for (const lock of this.locks) taken.push(await lock.acquire({ signal: deadline.signal }));
-        if (await this.confirmHeld(taken, deadline.signal)) return new MultiLease(taken);
+        // The hold's clock starts as the whole set is handed out, not at its first lock.
+        if (await this.confirmHeld(taken, deadline.signal)) return startHold(new MultiLease(taken), options);
         await releaseAll(taken);
         taken = [];
       }
@@ -84,7 +106,8 @@ export class MultiLock {
   }
 
   /** All the locks if all are free now (and none was lost meanwhile), else null; nothing is left held when it returns null. */
-  async tryAcquire(): Promise<MultiLease | null> {
+  async tryAcquire(options: HoldOptions = {}): Promise<MultiLease | null> {
+    checkHoldOptions(options, this.locks[0]!.lockPath, 'tryAcquire');
     const taken: Lease[] = [];
     try {
       for (const lock of this.locks) {
@@ -95,7 +118,7 @@ export class MultiLock {
         }
         taken.push(lease);
       }
-      if (await this.confirmHeld(taken)) return new MultiLease(taken);
+      if (await this.confirmHeld(taken)) return startHold(new MultiLease(taken), options);
       await releaseAll(taken);
       return null;
     } catch (error) {

@@ -5,6 +5,8 @@ import type { HeldNode } from './contender-queue.js';
 import { NotAcquired, acquireInQueue } from './contender-queue.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
+import type { HoldOptions } from './hold-limit.js';
+import { holdOnly, startHold } from './hold-limit.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { ownerData } from './owner-data.js';
@@ -21,6 +23,8 @@ import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import type { RevocationOptions } from './revocation.js';
 import { checkRevocationOptions } from './revocation.js';
+import type { AcquireMessage, LockKind } from './diagnostics.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
@@ -29,8 +33,6 @@ export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   ownerId?: string;
   /** Fail with SESSIONEXPIRED when the session expires while waiting, instead of queueing again with the new session. */
   failOnSessionExpiry?: boolean;
-  /** Called for every watch event a waiter of this lock receives (herd measurement). */
-  onWake?: () => void;
 }
 
 /** Options of the exclusive queue locks (Mutex, NonReentrantMutex). */
@@ -43,9 +45,6 @@ export interface MutexOptions extends LockOptions {
    */
   lockDelay?: number;
 }
-
-/** Kept for callers that named it; the read/write lock's downgrade no longer ignores nodes (that let writers in). */
-export type AcquireAttempt = AcquireOptions;
 
 /**
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
@@ -77,9 +76,16 @@ export class QueueLock {
   }
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
-  async acquire(attempt: AcquireAttempt = {}): Promise<Lease> {
+  async acquire(attempt: AcquireOptions = {}): Promise<Lease> {
     this.precheck();
+    if (lockTraced()) return traceAcquire(this.traceFacts(), (message) => this.join(attempt, true, message));
     return this.join(attempt, true);
+  }
+
+  /** What this lock's events name (see diagnostics.ts). */
+  private traceFacts(): { lockPath: string; kind: LockKind; layout: Layout } {
+    const kind = this.role === 'lock' ? 'mutex' : this.kind === 'exclusive' ? 'write' : 'read';
+    return { lockPath: this.lockPath, kind, layout: this.options.layout ?? 'curator' };
   }
 
   /**
@@ -90,7 +96,7 @@ export class QueueLock {
     refuseInside(sectionOf(this), this.lockPath, 'WOULD_DEADLOCK', 'this call chain already holds this lock');
   }
 
-  private async join(attempt: AcquireAttempt, wait: boolean): Promise<Lease> {
+  private async join(attempt: AcquireOptions, wait: boolean, trace?: AcquireMessage): Promise<Lease> {
     const deadline = new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire');
     const previous = this.released;
     try {
@@ -103,7 +109,7 @@ export class QueueLock {
         data: this.ownerData,
         deadline,
         failOnExpiry: this.options.failOnSessionExpiry ?? false,
-        onWake: this.options.onWake,
+        trace,
         wait,
         previous: this.uncontended ? previous : undefined,
         records: this.records,
@@ -115,7 +121,7 @@ export class QueueLock {
       // is then already on its signal. Bounded by the deadline all the same: past it the lease is
       // handed out without the answer (the node is ours; the read or the watch catches up).
       if (this.options.revocable) await deadline.race(lease.revocationChecked).catch(() => undefined);
-      return lease;
+      return startHold(lease, attempt);
     } finally {
       deadline.dispose();
     }
@@ -146,7 +152,7 @@ export class QueueLock {
     return participantsOf(this.client, this.lockPath, 'queue');
   }
 
-  /** Runs `fn` holding the lock, then releases it (even when `fn` throws). */
+  /** Runs `fn` holding the lock, then releases it (even when `fn` throws); `maxHold` bounds the hold as acquire's does. */
   async runExclusive<T>(fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     const lease = await this.acquire(options);
     try {
@@ -178,13 +184,14 @@ export class QueueLock {
 
   /**
    * The lock if nobody holds or waits for it right now, else null; leaves no node when null.
-   * Not `acquire({ timeout: 0 })`: creating a missing lock path or resolving a lost create reply
-   * takes round trips that a zero deadline would refuse, answering null for a free lock.
+   * What a timeout of 0 cannot mean (`acquire` refuses it): creating a missing lock path or
+   * resolving a lost create reply takes round trips that a zero deadline would refuse.
    */
-  async tryAcquire(): Promise<Lease | null> {
+  async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
     this.precheck();
     try {
-      return await this.join({}, false);
+      const attempt = holdOnly(options);
+      return await (lockTraced() ? traceAcquire(this.traceFacts(), (message) => this.join(attempt, false, message)) : this.join(attempt, false));
     } catch (error) {
       if (error instanceof NotAcquired) return null;
       throw error;
@@ -211,7 +218,8 @@ export class Mutex extends QueueLock {
   /**
    * Runs `fn` holding the lock, then releases it once `fn` and every section re-entered from it
    * have ended. Nested calls on this mutex from inside `fn` re-enter; after the lease was lost
-   * they fail with LOCK_LOST.
+   * (or its hold expired) they fail with LOCK_LOST. The hold bound is the outermost call's: a
+   * nested call's options are not used.
    */
   override async runExclusive<T>(fn: (lease: Lease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     const section = sectionOf(this);

@@ -13,8 +13,6 @@ export interface QueueWait {
   lockPath: string;
   kind: ContenderKind;
   deadline: Deadline;
-  /** Called once per watch event a waiter receives (for herd measurements). */
-  onWake?: () => void;
 }
 
 /** The session our node belonged to has ended: the node is gone with it. */
@@ -110,9 +108,6 @@ function watchOnce(o: QueueWait, path: string, owner: bigint, seen: { data?: Buf
         else if (event.type === 'closed') reject(new ZooKeeperError('CLOSED', 'client closed while waiting for the lock', { path: o.lockPath, op: 'acquire' }));
         else resolve('again');
       });
-      // The caller's onWake goes last, inside the watcher, where the client isolates a throw: it
-      // cannot keep the wait from settling.
-      o.onWake?.();
     };
     const onAbort = (): void => {
       finish(() => reject(stop.reason as LockError));

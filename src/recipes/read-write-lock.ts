@@ -67,7 +67,10 @@ export class ReadWriteLock {
       }
     }
     const pending = writeLease.handOver();
-    return tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: { ...pending, requested: pending.requested || requested } }, hooks));
+    const readLease = tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: { ...pending, requested: pending.requested || requested } }, hooks));
+    // The same hold goes on: its bound does not restart (the write lease's timers ended with handOver).
+    if (writeLease.holdLimit) readLease.limitHold(writeLease.holdLimit);
+    return readLease;
   }
 
   private async readOwnNode(writeLease: Lease): Promise<DataResult> {

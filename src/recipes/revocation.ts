@@ -4,6 +4,7 @@ import { callListener } from '../client/call-listener.js';
 import { parseContender } from './contender-name.js';
 import type { Lease } from './lease.js';
 import { LockError } from './lock-error.js';
+import { publishRevocation, revocationChannel } from './diagnostics.js';
 
 /**
  * Curator's revocation protocol (Revoker.attemptRevoke, LockInternals.REVOKE_MESSAGE): whoever
@@ -101,10 +102,10 @@ export class RevocationRequest {
   private ended = false;
 
   constructor(
-    private readonly node: string,
-    /** The user's callback; not called once `held` says no. */
+    /** The lease asked; its `held` decides whether a request still counts. */
+    private readonly lease: Lease,
+    /** The user's callback; not called once the lease is no longer held. */
     private readonly callback: (() => void) | undefined,
-    private readonly held: () => boolean,
   ) {}
 
   /** Made on first look: most leases are never asked. */
@@ -127,13 +128,14 @@ export class RevocationRequest {
   }
 
   private request(call: boolean): void {
-    if (this.ended || this.requested || !this.held()) return;
+    if (this.ended || this.requested || !this.lease.held) return;
     this.requested = true;
+    if (revocationChannel.hasSubscribers) publishRevocation(this.lease);
     this.controller?.abort(this.reason());
     const { callback } = this;
     if (!call || !callback) return;
     setImmediate(() => {
-      if (this.ended || !this.held()) return;
+      if (this.ended || !this.lease.held) return;
       this.called = true;
       callListener(callback, []);
     });
@@ -151,6 +153,6 @@ export class RevocationRequest {
   }
 
   private reason(): LockError {
-    return new LockError('REVOCATION_REQUESTED', 'someone asked the holder to release this lock', { path: this.node, op: 'lease' });
+    return new LockError('REVOCATION_REQUESTED', 'someone asked the holder to release this lock', { path: this.lease.node, op: 'lease' });
   }
 }

@@ -9,6 +9,8 @@ import { verifyLeaseLimit } from './lease-limit.js';
 import { MultiLease, releaseAll } from './multi-lock.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
+import type { HoldOptions } from './hold-limit.js';
+import { holdOnly, startHold } from './hold-limit.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
@@ -20,12 +22,14 @@ import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface SemaphoreOptions extends LeaseMonitorOptions {
   ownerId?: string;
-  /** Called for every watch event a waiter receives (herd measurement). */
-  onWake?: () => void;
 }
+
+/** What a semaphore's acquire events name (see diagnostics.ts). */
+type SemaphoreFacts = { lockPath: string; kind: 'semaphore'; layout: 'curator' };
 
 /**
  * Up to `maxLeases` holders at once, in Curator's InterProcessSemaphoreV2 layout: waiters queue
@@ -36,6 +40,7 @@ export interface SemaphoreOptions extends LeaseMonitorOptions {
 export class Semaphore {
   private readonly queue: Mutex;
   private readonly leasesPath: string;
+  private readonly traceFacts: SemaphoreFacts;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -47,9 +52,10 @@ export class Semaphore {
     if (!Number.isInteger(maxLeases) || maxLeases < 1) {
       throw new LockError('INVALID_ARGUMENT', `a semaphore needs a whole number of leases >= 1, got ${String(maxLeases)}`, { path, op: 'semaphore' });
     }
-    const queueOptions: LockOptions = { ownerId: options.ownerId, onWake: options.onWake };
+    const queueOptions: LockOptions = { ownerId: options.ownerId };
     this.queue = new Mutex(client, joinPath(path, 'locks'), queueOptions);
     this.leasesPath = joinPath(path, 'leases');
+    this.traceFacts = { lockPath: path, kind: 'semaphore', layout: 'curator' };
   }
 
   /**
@@ -61,14 +67,18 @@ export class Semaphore {
    */
   acquire(options: AcquireOptions & { leases: number }): Promise<MultiLease>;
   acquire(options?: AcquireOptions & { leases?: undefined }): Promise<Lease>;
-  async acquire(options: AcquireOptions & { leases?: number } = {}): Promise<Lease | MultiLease> {
+  acquire(options: AcquireOptions & { leases?: number } = {}): Promise<Lease | MultiLease> {
+    return lockTraced() ? traceAcquire(this.traceFacts, () => this.acquireNow(options)) : this.acquireNow(options);
+  }
+
+  private async acquireNow(options: AcquireOptions & { leases?: number }): Promise<Lease | MultiLease> {
     const count = this.leaseCount(options.leases, 'acquire');
     const deadline = new Deadline(options, this.path, 'acquire');
     try {
       for (;;) {
         try {
           const leases = await this.attempt(deadline, true, count ?? 1);
-          if (leases) return count === undefined ? leases[0]! : new MultiLease(leases);
+          if (leases) return handOut(leases, count, options);
         } catch (error) {
           // Our place went with the session: queue again, unless no new session can come.
           if (!(error instanceof ZooKeeperError) || error.code !== 'SESSIONEXPIRED' || deadline.expired || this.client.terminated) throw error;
@@ -83,17 +93,22 @@ export class Semaphore {
 
   /**
    * A lease (with `leases: k`, k leases) if that many slots are free now and nobody queues for
-   * one, else null; leaves no node when it returns null. Not `acquire({ timeout: 0 })`, which
-   * would refuse even the round trips of creating a missing path.
+   * one, else null; leaves no node when it returns null. What a timeout of 0 cannot mean
+   * (`acquire` refuses it): a zero deadline would refuse even the round trips of creating a missing path.
    */
-  tryAcquire(options: { leases: number }): Promise<MultiLease | null>;
-  tryAcquire(options?: { leases?: undefined }): Promise<Lease | null>;
-  async tryAcquire(options: { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+  tryAcquire(options: HoldOptions & { leases: number }): Promise<MultiLease | null>;
+  tryAcquire(options?: HoldOptions & { leases?: undefined }): Promise<Lease | null>;
+  tryAcquire(options: HoldOptions & { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+    return lockTraced() ? traceAcquire(this.traceFacts, () => this.tryAcquireNow(options)) : this.tryAcquireNow(options);
+  }
+
+  private async tryAcquireNow(options: HoldOptions & { leases?: number }): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
-    const deadline = new Deadline({}, this.path, 'tryAcquire');
+    const hold = holdOnly(options);
+    const deadline = new Deadline(hold, this.path, 'tryAcquire');
     try {
       const leases = await this.attempt(deadline, false, count ?? 1);
-      return !leases ? null : count === undefined ? leases[0]! : new MultiLease(leases);
+      return leases && handOut(leases, count, hold);
     } finally {
       deadline.dispose();
     }
@@ -202,12 +217,7 @@ export class Semaphore {
       if (!queueLease.held) throw sessionLost(this.path);
       let onChange!: (event: WatchEvent) => void;
       const changed = new Promise<WatchEvent>((resolve) => (onChange = resolve));
-      // The caller's onWake goes last, inside the watcher, where the client isolates a throw:
-      // it cannot keep the wait from settling nor fail the acquire.
-      const watcher = (event: WatchEvent): void => {
-        onChange(event);
-        this.options.onWake?.();
-      };
+      const watcher = (event: WatchEvent): void => onChange(event);
       let children: string[];
       try {
         ({ children } = await deadline.race(this.client.getChildren(this.leasesPath, { watch: watcher })));
@@ -235,6 +245,11 @@ export class Semaphore {
       }
     }
   }
+}
+
+/** The lease, or with `leases: k` the MultiLease, its hold's clock started (one bound for the whole set). */
+function handOut(leases: Lease[], count: number | undefined, hold: HoldOptions): Lease | MultiLease {
+  return startHold(count === undefined ? leases[0]! : new MultiLease(leases), hold);
 }
 
 /** Our place at the head of the queue went with the session (or an admin): queue again. */

@@ -4,6 +4,8 @@ import { ZooKeeperError, parentOf, validatePath } from '../client/index.js';
 import { abandon } from './abandon.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
+import type { HoldOptions } from './hold-limit.js';
+import { holdOnly, startHold } from './hold-limit.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import type { LockState } from './inspect.js';
@@ -13,6 +15,7 @@ import { awaitSession } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
+import { lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface SimpleLockOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -50,21 +53,31 @@ export class SimpleLock {
   }
 
   /** The lock if free now, else null. Never waits for the lock; leaves no node when it returns null. */
-  async tryAcquire(): Promise<Lease | null> {
-    const attempt = this.begin(new Deadline({}, this.path, 'tryAcquire'));
+  tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
+    return lockTraced() ? traceAcquire({ lockPath: this.path, kind: 'simple' }, () => this.tryAcquireNow(options)) : this.tryAcquireNow(options);
+  }
+
+  private async tryAcquireNow(options: HoldOptions): Promise<Lease | null> {
+    const hold = holdOnly(options);
+    const attempt = this.begin(new Deadline(hold, this.path, 'tryAcquire'));
     try {
-      return await this.attempt(attempt);
+      const lease = await this.attempt(attempt);
+      return lease && startHold(lease, hold);
     } finally {
       attempt.deadline.dispose();
     }
   }
 
-  async acquire(options: AcquireOptions = {}): Promise<Lease> {
+  acquire(options: AcquireOptions = {}): Promise<Lease> {
+    return lockTraced() ? traceAcquire({ lockPath: this.path, kind: 'simple' }, () => this.acquireNow(options)) : this.acquireNow(options);
+  }
+
+  private async acquireNow(options: AcquireOptions): Promise<Lease> {
     const attempt = this.begin(new Deadline(options, this.path, 'acquire'));
     try {
       for (;;) {
         const lease = await this.attempt(attempt);
-        if (lease) return lease;
+        if (lease) return startHold(lease, options);
         await this.waitForRelease(attempt.deadline);
       }
     } finally {

@@ -1,3 +1,6 @@
+// Our public types use Node's (Buffer, AbortSignal, EventEmitter, tls options): the reference makes
+// the declarations stand on their own in a project whose tsconfig does not list "node" in "types".
+/// <reference types="node" preserve="true" />
 /**
  * `zklock/testing`: real ZooKeeper servers and ensembles for tests, plus a TCP fault proxy.
  *

@@ -18,6 +18,7 @@ describe('zklock --help and --version', () => {
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /Examples:/);
       assert.match(result.stdout, /75 {7}exec: the lock was lost/);
+      assert.match(result.stdout, /124 {6}exec --max-hold: the command held the lock too long/);
     });
   }
 

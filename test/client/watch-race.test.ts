@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { WatchEvent, ZooKeeperClient } from '../../src/index.js';
-import { LockError, ReadWriteLock } from '../../src/index.js';
+import type { RequestMessage, WatchEvent, ZooKeeperClient } from '../../src/index.js';
+import { LockError, ReadWriteLock, requestChannel } from '../../src/index.js';
 import { RecipeFixture, within } from '../recipes/fixtures.js';
 import { serverWatches } from '../support/server-watches.js';
 import { deferred, eventually } from '../support/wait.js';
@@ -99,19 +99,25 @@ describe('one-shot watches of one client racing removeWatcher', () => {
     const rw = new ReadWriteLock(client, '/race-rw');
     // Stage the race: reader 2's getData on the writer's node is on the wire when reader 1 aborts.
     const writerNode = writer.node;
-    const getData = client.getData.bind(client);
     const reader1Watching = deferred<void>();
     const abort1 = new AbortController();
     let calls = 0;
-    client.getData = (path, options) => {
-      const result = getData(path, options);
-      if (path === writerNode && options?.watch) {
-        calls++;
-        if (calls === 1) void result.then(() => reader1Watching.resolve());
-        if (calls === 2) abort1.abort();
-      }
-      return result;
+    let first: RequestMessage | undefined;
+    // Each reader's watched read of the writer's node, seen on zklock:client:request: `end` comes
+    // once the request is queued, `asyncEnd` once its reply is in.
+    const ours = (message: RequestMessage): boolean => message.op === 'getData' && message.path === writerNode && message.sessionId === `0x${client.sessionId.toString(16)}`;
+    const onQueued = (data: unknown): void => {
+      const message = data as RequestMessage;
+      if (!ours(message)) return;
+      calls++;
+      if (calls === 1) first = message;
+      if (calls === 2) abort1.abort();
     };
+    const onAnswered = (message: unknown): void => {
+      if (message === first) reader1Watching.resolve();
+    };
+    requestChannel.end.subscribe(onQueued);
+    requestChannel.asyncEnd.subscribe(onAnswered);
     try {
       const reader1 = rw.readLock.acquire({ signal: abort1.signal });
       reader1.catch(() => undefined);
@@ -126,7 +132,8 @@ describe('one-shot watches of one client racing removeWatcher', () => {
       const lease = await within(reader2, EVENT_BOUND_MS, 'reader 2 acquires once the writer released');
       await lease.release();
     } finally {
-      client.getData = getData;
+      requestChannel.end.unsubscribe(onQueued);
+      requestChannel.asyncEnd.unsubscribe(onAnswered);
     }
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { ClientOptions } from '../../src/index.js';
-import { LockError, ZooKeeperClient, ZooKeeperError, parseContender } from '../../src/index.js';
+import type { ClientOptions, RequestMessage, WatchMessage } from '../../src/index.js';
+import { LockError, ZooKeeperClient, ZooKeeperError, parseContender, requestChannel, watchChannel } from '../../src/index.js';
 import type { ZooKeeperServerOptions } from '../../src/testing/index.js';
 import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
@@ -152,32 +152,48 @@ export async function within<T>(promise: Promise<T>, ms: number, what: string): 
 }
 
 /** The requests a client sends that read or write the tree (its heartbeat's syncs apart). */
-const TREE_REQUESTS = ['create', 'delete', 'exists', 'getData', 'setData', 'getChildren', 'multi', 'multiRead', 'setACL', 'removeWatcher'] as const;
+const TREE_REQUESTS: ReadonlySet<string> = new Set(['create', 'delete', 'exists', 'getData', 'setData', 'getChildren', 'multi', 'multiRead', 'setACL', 'removeWatches']);
 
-/** Calls `record` with the method and first argument (a path, or a multi's ops) of every call of `methods` on `client` from now on. */
-function onCalls(client: ZooKeeperClient, methods: readonly (typeof TREE_REQUESTS)[number][], record: (method: string, path: string) => void): void {
-  for (const method of methods) {
-    const original = (client[method] as (...args: unknown[]) => unknown).bind(client);
-    Object.assign(client, {
-      [method]: (first: unknown, ...rest: unknown[]) => {
-        record(method, typeof first === 'string' ? first : JSON.stringify(first, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v)));
-        return original(first, ...rest);
-      },
-    });
-  }
+/**
+ * Calls `record` with the op and path of every request `client` sends from now on whose op is in
+ * `ops`, as zklock:client:request tells them (see src/client/diagnostics.ts), until it closes.
+ */
+export function onRequests(client: ZooKeeperClient, ops: ReadonlySet<string>, record: (op: string, path: string | undefined) => void): void {
+  // Published synchronously inside the client's call: its session id then is the message's.
+  const listener = (message: unknown): void => {
+    const { op, path, sessionId } = message as RequestMessage;
+    if (ops.has(op) && sessionId === `0x${client.sessionId.toString(16)}`) record(op, path);
+  };
+  requestChannel.start.subscribe(listener);
+  client.once('closed', () => requestChannel.start.unsubscribe(listener));
+}
+
+/**
+ * The watch notifications the server sends to `clients`' sessions from now on for nodes under
+ * `parent`, as zklock:client:watch tells them (the herd measure: what a release wakes), until
+ * `stop()`.
+ */
+export function recordWatchEvents(clients: readonly ZooKeeperClient[], parent: string): { events: WatchMessage[]; stop: () => void } {
+  const events: WatchMessage[] = [];
+  const listener = (data: unknown): void => {
+    const message = data as WatchMessage;
+    if (message.path.startsWith(`${parent}/`) && clients.some((c) => message.sessionId === `0x${c.sessionId.toString(16)}`)) events.push(message);
+  };
+  watchChannel.subscribe(listener);
+  return { events, stop: () => watchChannel.unsubscribe(listener) };
 }
 
 /** Records the path of every listing the client sends from now on. */
 export function countListings(client: ZooKeeperClient): string[] {
   const listed: string[] = [];
-  onCalls(client, ['getChildren'], (_, path) => listed.push(path));
+  onRequests(client, new Set(['getChildren']), (_, path) => listed.push(path!));
   return listed;
 }
 
-/** Records `<method> <path>` for every tree request the client sends from now on. */
+/** Records `<op> <path>` for every tree request the client sends from now on. */
 export function recordRequests(client: ZooKeeperClient): string[] {
   const sent: string[] = [];
-  onCalls(client, TREE_REQUESTS, (method, path) => sent.push(`${method} ${path}`));
+  onRequests(client, TREE_REQUESTS, (op, path) => sent.push(path === undefined ? op : `${op} ${path}`));
   return sent;
 }
 

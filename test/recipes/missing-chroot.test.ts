@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease } from '../../src/index.js';
 import { Mutex, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperClient } from '../../src/index.js';
-import { RecipeFixture, sleep, within } from './fixtures.js';
+import { RecipeFixture, onRequests, sleep, within } from './fixtures.js';
 
 // Finding the chroot missing takes a create per level of the lock path, each bounded by the request timeout.
 const PROMPT_MS = 30_000;
@@ -48,11 +48,7 @@ describe('lock recipes on a connect string whose chroot does not exist', () => {
     it(`${recipe.name}: acquire and tryAcquire reject at once with CHROOT_MISSING, and nothing keeps sending`, async () => {
       const client = await ZooKeeperClient.connect(`${zk.server.connectString}/missing-chroot`, { sessionTimeout: 10_000 });
       let creates = 0;
-      const create = client.create.bind(client);
-      client.create = (...args) => {
-        creates++;
-        return create(...args);
-      };
+      onRequests(client, new Set(['create']), () => creates++);
       try {
         // A timeout longer than the bound of the wait: LOCK_TIMEOUT here would be the old misleading answer.
         await assert.rejects(within(recipe.acquire(client, 2 * PROMPT_MS), PROMPT_MS, 'acquire'), chrootMissing);

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Lease } from '../../src/index.js';
 import { Mutex, inspectLock } from '../../src/index.js';
 import type { Interval } from './fixtures.js';
-import { RecipeFixture, assertFairExclusion, seqOf, sleep, sharedNow, within } from './fixtures.js';
+import { RecipeFixture, assertFairExclusion, recordWatchEvents, seqOf, sleep, sharedNow, within } from './fixtures.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 
@@ -98,30 +98,39 @@ describe('fair mutex under load', () => {
   it('50 waiters: each release wakes the waiter behind it and at most one more (the one following the queue ahead), and they get the lock in queue order', async (t) => {
     const lockPath = '/load/herd';
     const sessions = await Promise.all(Array.from({ length: 5 }, () => zk.client()));
-    let wakes = 0;
-    const onWake = (): void => void wakes++;
-    const first = await new Mutex(sessions[0]!, lockPath).acquire();
+    // The first holder's session is none of the waiters': a waiter's watch on its node then has a session of its own.
+    const first = await new Mutex(await zk.client(), lockPath).acquire();
     const acquired: Lease[] = [];
+    // A wake-up is a watch notification to a waiter's session, its own node's deletion (its release) apart:
+    // consecutive waiters, and the one following the queue ahead of them, are on different sessions.
+    const watched = recordWatchEvents(sessions, lockPath);
+    const owner = (path: string): string | undefined => {
+      const lease = acquired.find((l) => l.node === path);
+      return lease && `0x${lease.sessionId.toString(16)}`;
+    };
+    const wakeCount = (): number => watched.events.filter((event) => owner(event.path) !== event.sessionId).length;
     // The last waiter waits for 49 handoffs, each bounded by ROUND_TRIPS_MS below.
     const waiting = Array.from({ length: 50 }, (_, i) =>
-      new Mutex(sessions[i % sessions.length]!, lockPath, { onWake }).acquire({ timeout: 50 * ROUND_TRIPS_MS }).then((lease) => void acquired.push(lease)),
+      new Mutex(sessions[i % sessions.length]!, lockPath).acquire({ timeout: 50 * ROUND_TRIPS_MS }).then((lease) => void acquired.push(lease)),
     );
     await eventually(async () => (await zk.children(lockPath)).length === 51, ROUND_TRIPS_MS, '50 waiters queued');
     const queued = (await inspectLock(zk.admin, lockPath)).waiters.map((w) => w.seq);
-    assert.equal(wakes, 0, 'nobody woken before the first release');
+    assert.equal(wakeCount(), 0, 'nobody woken before the first release');
     const perRelease: number[] = [];
     let current = first;
     for (let i = 0; i < 50; i++) {
-      const before = wakes;
+      const before = wakeCount();
       await current.release();
       await eventually(() => acquired.length === i + 1, ROUND_TRIPS_MS, `waiter ${i + 1} acquired`);
       // Give a stray second wake-up time to arrive before counting.
       await sleep(i % 10 === 0 ? 50 : 0);
-      perRelease.push(wakes - before);
+      perRelease.push(wakeCount() - before);
       current = acquired[i]!;
     }
     await current.release();
     await within(Promise.all(waiting), ROUND_TRIPS_MS, 'all waiters settled');
+    const wakes = wakeCount();
+    watched.stop();
     await zk.assertNoNodes(lockPath, 'no node left while every session is still open');
     assert.deepEqual(
       acquired.map((l) => seqOf(l.node)),

@@ -5,7 +5,7 @@ import { LockLostError, Mutex, NonReentrantMutex, ZooKeeperClient, ZooKeeperErro
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
-import { countListings, isLockError, RecipeFixture, recordRequests, seqOf, sleep, within } from './fixtures.js';
+import { countListings, isLockError, RecipeFixture, recordRequests, recordWatchEvents, seqOf, sleep, within } from './fixtures.js';
 
 /**
  * A Stat does not tell a container from a persistent node (the server reports ephemeralOwner 0
@@ -323,19 +323,21 @@ describe('fair mutex', () => {
     const clients = await Promise.all(Array.from({ length: 5 }, () => zk.client()));
     // A first lock starts each client's heartbeat, so no lease below needs a request to prove its session fresh.
     for (const client of clients) await (await new Mutex(client, '/m/lookahead-warm').acquire({ timeout: ROUND_TRIPS_MS })).release();
-    const wakes = clients.map(() => 0);
     const sent = clients.map((client) => recordRequests(client));
     const leases: Lease[] = [await new Mutex(clients[0]!, path).acquire({ timeout: ROUND_TRIPS_MS })];
+    // What each waiter was woken by: the notifications its session got, its own node's deletion (its release) apart.
+    const watched = clients.map((client) => recordWatchEvents([client], path));
+    const wakes = watched.map(({ events }, i) => () => events.filter((event) => event.path !== leases[i]?.node).length);
     const waiting: Promise<Lease>[] = [];
     for (let i = 1; i < 5; i++) {
-      waiting.push(new Mutex(clients[i]!, path, { onWake: () => wakes[i]!++ }).acquire({ timeout: WAITER_TIMEOUT_MS }));
+      waiting.push(new Mutex(clients[i]!, path).acquire({ timeout: WAITER_TIMEOUT_MS }));
       await eventually(async () => (await zk.children(path)).length === i + 1, ROUND_TRIPS_MS, `waiter ${i} queued`);
     }
     const afterRelease: string[][] = [];
     for (let i = 1; i < 5; i++) {
       // Waiter i heard of the deletion of the node two ahead (its lookahead), and sent what it
       // sends then, before the node right ahead of it goes.
-      if (i >= 2) await eventually(() => wakes[i]! >= 1, ROUND_TRIPS_MS, `waiter ${i} followed the node two ahead`);
+      if (i >= 2) await eventually(() => wakes[i]!() >= 1, ROUND_TRIPS_MS, `waiter ${i} followed the node two ahead`);
       const mark = sent[i]!.length;
       await leases[i - 1]!.release();
       leases.push(await within(waiting[i - 1]!, ROUND_TRIPS_MS, `waiter ${i} holds`));
@@ -344,7 +346,9 @@ describe('fair mutex', () => {
       assert.ok(children.every((name) => leases[i]!.node.endsWith(name) || seqOf(`${path}/${name}`) > seqOf(leases[i]!.node)), 'the holder is the first node');
     }
     assert.deepEqual(afterRelease, [[], [], [], []], 'no request between the release and the next holder');
-    assert.ok(wakes.every((n) => n <= 2), `watch events per waiter: ${wakes.join(',')}`);
+    const counts = wakes.map((count) => count());
+    for (const { stop } of watched) stop();
+    assert.ok(counts.every((n) => n <= 2), `watch events per waiter: ${counts.join(',')}`);
     await leases.at(-1)!.release();
     await zk.assertNoNodes(path);
   });
@@ -358,8 +362,8 @@ describe('fair mutex', () => {
     await eventually(async () => (await zk.children(path)).length === 3, ROUND_TRIPS_MS, 'two waiters queued');
     // The last follows the first waiter and the holder while it waits for the second waiter.
     let held = false;
-    let wakes = 0;
-    const last = new Mutex(waiterClients[2]!, path, { onWake: () => wakes++ }).acquire({ timeout: WAITER_TIMEOUT_MS });
+    const { events, stop } = recordWatchEvents([waiterClients[2]!], path);
+    const last = new Mutex(waiterClients[2]!, path).acquire({ timeout: WAITER_TIMEOUT_MS });
     void last.then(() => (held = true));
     await eventually(async () => (await zk.children(path)).length === 4, ROUND_TRIPS_MS, 'the last waiter queued');
     // Both of its watches must be on the server before anyone leaves: a node already gone when the
@@ -380,7 +384,8 @@ describe('fair mutex', () => {
     }
     for (const outcome of await Promise.all(leaving)) assert.ok(isLockError('ABORTED')(outcome));
     // It heard of both (the first by its lookahead, the second as its nearest) and looked again.
-    await eventually(() => wakes >= 2, ROUND_TRIPS_MS, 'the last waiter heard both leave');
+    await eventually(() => events.length >= 2, ROUND_TRIPS_MS, 'the last waiter heard both leave');
+    stop();
     await sleep(300);
     assert.equal(held, false, 'the last waiter still waits');
     assert.ok(await zk.admin.exists(holder.node), 'while the holder holds');

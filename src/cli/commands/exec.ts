@@ -7,10 +7,10 @@ import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
-import { parseDuration, parseLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
-import { SignalRouter, signalExitCode } from '../signals.js';
+import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
 import { bounded, untilAborted } from '../timing.js';
 import { WaitProgress } from '../wait-progress.js';
 
@@ -22,6 +22,8 @@ interface ExecFlags extends ConnectionFlags {
   limit?: number;
   layout: Layout;
   grace: number;
+  maxHold?: number;
+  forceReleaseAfter?: number;
   verbose?: boolean;
 }
 
@@ -31,13 +33,17 @@ Examples:
   zklock exec --try /locks/cron-report -- node report.js      # exit 73 if another run holds it
   zklock exec --timeout 30s --write /locks/schema -- npm run migrate
   zklock exec --limit 2 /locks/encoders -- ffmpeg -i in.mp4 out.webm
+  zklock exec --max-hold 10m /locks/nightly -- ./etl.sh       # exit 124 if it runs longer
   ZOOKEEPER_CONNECT=zk1:2181,zk2:2181 zklock exec --auth digest:ops:secret /locks/db -- ./maintain
 
 The command gets ZKLOCK_FENCING_TOKEN (grows with every acquisition of the lock; hand it to the
 resource you protect), ZKLOCK_NODE (our lock node) and ZKLOCK_LOCK_PATH in its environment.
 SIGINT, SIGTERM and SIGHUP sent to zklock are passed to the command. If the lock is lost while the
 command runs (session expired, node deleted), the command gets SIGTERM, then SIGKILL after --grace,
-and zklock exits with 75.
+and zklock exits with 75. With --max-hold, a command still running when that much time has passed
+since the lock was acquired is stopped the same way, the lock released, and zklock exits with 124
+(as coreutils' timeout does). --force-release-after deletes the lock node that much later even if
+the command has not exited yet (stuck in the kernel, say), so the lock does not stay taken.
 `;
 
 export function execCommand(): Command {
@@ -51,13 +57,31 @@ export function execCommand(): Command {
     .option('-w, --write', 'take the exclusive side of a read/write lock')
     .addOption(new Option('-l, --limit <n>', 'a semaphore: up to n holders at once').argParser(parsePositiveInteger))
     .addOption(new Option('--layout <layout>', 'node names compatible with Curator or kazoo (Python)').choices(['curator', 'kazoo']).default('curator'))
-    .addOption(new Option('--grace <duration>', 'after a lost lock, time between SIGTERM and SIGKILL').argParser(parseDuration).default(10_000, '10s'))
+    .addOption(new Option('--grace <duration>', 'after a lost lock (or --max-hold), time between SIGTERM and SIGKILL').argParser(parseDuration).default(10_000, '10s'))
+    .addOption(new Option('--max-hold <duration>', 'stop the command (exit 124) once it has held the lock this long').argParser(parsePositiveDuration))
+    .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveDuration))
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, argv: string[], flags: ExecFlags) => {
-    process.exitCode = await exec(lockPath, argv, flags);
+  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, argv: string[], _flags: ExecFlags, self: Command) => {
+    process.exitCode = await exec(lockPath, optionsAfterPath(self, argv), self.opts<ExecFlags>());
   });
+}
+
+/**
+ * passThroughOptions hands everything after the lock path to the command, so that its own
+ * options stay its own (`-l` is ours and ls's). Options written between the lock path and `--`
+ * are still ours, as `status /x --json` accepts them: they are parsed here, and the command is
+ * what follows `--`. Without a `--` there is no telling ours from the command's: a usage error.
+ */
+function optionsAfterPath(command: Command, argv: string[]): string[] {
+  if (!argv[0]?.startsWith('-') || argv[0] === '--') return argv;
+  const end = argv.indexOf('--');
+  if (end < 0) throw new CliError(`exec: "${argv[0]}" after the lock path: put options before the lock path, or the command after "--" (zklock exec [options] <lock-path> -- <command>)`, EXIT.USAGE);
+  const { operands, unknown } = command.parseOptions(argv.slice(0, end));
+  const stray = [...operands, ...unknown];
+  if (stray.length > 0) throw new CliError(`exec: "${stray.join(' ')}" between the lock path and "--" is not an option of exec (see zklock exec --help)`, EXIT.USAGE);
+  return argv.slice(end);
 }
 
 async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise<number> {
@@ -66,6 +90,8 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   if (program === undefined) throw new CliError('exec: no command given', EXIT.USAGE);
   // A zero deadline cannot spare even the round trips of joining the queue: it would refuse a free lock.
   if (flags.timeout === 0) throw new CliError('--timeout must be more than 0; to not wait at all, use --try', EXIT.USAGE);
+  if (flags.forceReleaseAfter !== undefined && flags.maxHold === undefined) throw new CliError('--force-release-after counts from the end of --max-hold: give both', EXIT.USAGE);
+  const hold = { maxHold: flags.maxHold, forceReleaseAfter: flags.forceReleaseAfter };
   const ownerId = `${hostname()}:${process.pid}`;
   const interrupt = new AbortController();
   let interruptedBy: ForwardedSignal | undefined;
@@ -77,7 +103,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   try {
     client = await connectClient(flags, interrupt.signal);
   } catch (error) {
-    if (interruptedBy) return signalExitCode(interruptedBy);
+    if (interruptedBy) return interrupted(interruptedBy, `connecting to ${flags.connect}; the command was not run`);
     throw error;
   }
   const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false });
@@ -87,11 +113,12 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     progress.start();
     try {
       // tryAcquire takes no signal: stop waiting for it on a signal; closing the client below removes any node it made.
-      const acquired = flags.try ? await untilAborted(lock.tryAcquire(), interrupt.signal) : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal });
+      const acquired = flags.try ? await untilAborted(lock.tryAcquire(hold), interrupt.signal) : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal, ...hold });
       if (!acquired) throw new CliError(`${lockPath} is held by someone else; not running the command (--try)`, EXIT.LOCK_TAKEN);
       lease = acquired;
     } catch (error) {
-      if (interruptedBy) return signalExitCode(interruptedBy);
+      progress.stop();
+      if (interruptedBy) return interrupted(interruptedBy, `waiting for ${lockPath}; the command was not run`);
       throw timeoutError(error, lockPath, flags);
     } finally {
       progress.stop();
@@ -100,12 +127,12 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     if (interruptedBy) {
       // A signal that came as tryAcquire succeeded still means "do not run".
       await bounded(lease.release(), flags.sessionTimeout);
-      return signalExitCode(interruptedBy);
+      return interrupted(interruptedBy, `acquiring ${lockPath}; the command was not run`);
     }
     if (lease.signal.aborted) {
       // Lost between the acquire and now (e.g. the session expired): running the command unprotected would defeat the lock.
-      process.stderr.write(`zklock: ${lostMessage(lease.signal.reason, lockPath)} before the command started; not running it\n`);
-      return EXIT.LOCK_LOST;
+      process.stderr.write(`zklock: ${lostMessage(lease.signal.reason, lockPath, flags.maxHold)} before the command started; not running it\n`);
+      return await stoppedExit(lease, lease.signal.reason, flags);
     }
     const outcome = await runChild({
       command: program,
@@ -114,9 +141,9 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
       router,
       stopWhen: lease.signal,
       graceMs: flags.grace,
-      onStopping: (reason) => process.stderr.write(`zklock: ${lostMessage(reason, lockPath)}; stopping the command (SIGTERM, SIGKILL after ${flags.grace} ms)\n`),
+      onStopping: (reason) => process.stderr.write(`zklock: ${lostMessage(reason, lockPath, flags.maxHold)}; stopping the command (SIGTERM, SIGKILL after ${flags.grace} ms)\n`),
     });
-    if (outcome.stoppedBecause !== undefined) return EXIT.LOCK_LOST;
+    if (outcome.stoppedBecause !== undefined) return await stoppedExit(lease, outcome.stoppedBecause, flags);
     // Bounded: if the ensemble is unreachable now, closing the client below (or the session timeout) removes the node anyway.
     const released = lease.release().then(
       () => progress.log(`released ${lease.node}`),
@@ -135,7 +162,22 @@ function timeoutError(error: unknown, lockPath: string, flags: ExecFlags): unkno
   return new CliError(`${lockPath} was not acquired within ${flags.timeout} ms; not running the command`, EXIT.TIMEOUT);
 }
 
-function lostMessage(reason: unknown, lockPath: string): string {
+function isHoldExpiry(reason: unknown): boolean {
+  return reason instanceof LockLostError && reason.reason === 'HOLD_EXPIRED';
+}
+
+/**
+ * The exit code once the lease ended before the command did (or started): an expired hold's node
+ * is still ours, so it is released first (bounded, as the normal release is); a lost one's is not.
+ */
+async function stoppedExit(lease: Lease, reason: unknown, flags: ExecFlags): Promise<number> {
+  if (!isHoldExpiry(reason)) return EXIT.LOCK_LOST;
+  await bounded(lease.release(), flags.sessionTimeout);
+  return EXIT.HOLD_EXPIRED;
+}
+
+function lostMessage(reason: unknown, lockPath: string, maxHold?: number): string {
+  if (isHoldExpiry(reason)) return `held the lock ${lockPath} past --max-hold (${maxHold} ms)`;
   if (reason instanceof LockLostError) return `lost the lock ${lockPath} (${reason.reason})`;
   return `lost the lock ${lockPath} (${messageOf(reason)})`;
 }

@@ -2,6 +2,7 @@ import { Command, Option } from 'commander';
 import type { ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, inspectLock, joinPath, parseContender } from '../../index.js';
 import { CliError } from '../cli-error.js';
+import { isContenderNode } from '../contender-node.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
@@ -75,8 +76,7 @@ async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number
       }
       throw error;
     }
-    const isSemaphore = children.includes('leases') || children.includes('locks');
-    if (isSemaphore || children.some((c) => parseContender(c) !== undefined)) {
+    if (children.some((c) => parseContender(c) !== undefined) || (await isSemaphore(client, path, children, signal))) {
       found.push(await summarize(client, path));
       continue;
     }
@@ -86,6 +86,26 @@ async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number
     }
   }
   return found.sort((a, b) => a.lockPath.localeCompare(b.lockPath));
+}
+
+/**
+ * A semaphore's path holds its `leases/` and `locks/` and nothing else, and they hold only
+ * contender nodes. Any `locks` child is not enough: `/` with a `/locks` folder of lock paths (the
+ * README's own layout) would be taken for a semaphore and never walked.
+ */
+async function isSemaphore(client: ZooKeeperClient, path: string, children: readonly string[], signal: AbortSignal): Promise<boolean> {
+  if (children.length === 0 || !children.every((c) => c === 'leases' || c === 'locks')) return false;
+  for (const child of children) {
+    const inside = await client.getChildren(joinPath(path, child), { signal }).then(
+      (r) => r.children,
+      (error: unknown) => {
+        if (error instanceof ZooKeeperError && error.code === 'NONODE') return [];
+        throw error;
+      },
+    );
+    if (!inside.every(isContenderNode)) return false;
+  }
+  return true;
 }
 
 async function summarize(client: ZooKeeperClient, lockPath: string): Promise<LockSummary> {

@@ -1,7 +1,11 @@
 import { Command } from 'commander';
-import { REVOKED_OWNER, ZooKeeperError, isRevocationRequest, parseContender } from '../../index.js';
+import type { Stat } from '../../index.js';
+import { REVOKED_OWNER, ZooKeeperError, isRevocationRequest } from '../../index.js';
+import { parseOwner } from '../../recipes/owner-data.js';
 import { CliError } from '../cli-error.js';
 import { confirm } from '../confirm.js';
+import { isContenderNode } from '../contender-node.js';
+import { table } from '../contender-format.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
@@ -24,9 +28,6 @@ lock. The holder, if it still runs, sees its lease's signal abort (NODE_DELETED)
 does not check it may keep working, so prefer stopping the process first.
 `;
 
-/** Semaphore lease nodes are not queue contenders, but an operator may need to free them too. */
-const LEASE_NAME = /-lease-(\d{10}|-\d{9,10})$/;
-
 export function releaseCommand(): Command {
   const command = new Command('release')
     .description('operator tool: forcibly remove a stuck lock contender\'s node')
@@ -37,7 +38,7 @@ export function releaseCommand(): Command {
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (node: string, flags: ReleaseFlags) => {
     if (!flags.force) throw new CliError('release deletes another process\'s lock node: pass --force to confirm that is what you want', EXIT.USAGE);
     const name = node.slice(node.lastIndexOf('/') + 1);
-    if (!parseContender(name) && !LEASE_NAME.test(name)) {
+    if (!isContenderNode(name)) {
       throw new CliError(`${node} is not a lock contender node (zklock, Curator or kazoo name); refusing to delete it`, EXIT.USAGE);
     }
     process.exitCode = await withClient(flags, async (client, signal) => {
@@ -48,9 +49,7 @@ export function releaseCommand(): Command {
         if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new CliError(`${node} does not exist (already released?)`, EXIT.FAILURE);
         throw error;
       }
-      const age = formatAge(Date.now() - found.stat.ctime);
-      const owner = isRevocationRequest(found.data) ? REVOKED_OWNER : found.data.toString('utf8') || '(no owner data)';
-      const sure = await confirm(`Delete ${node}\n  owner ${owner}\n  session 0x${found.stat.ephemeralOwner.toString(16)}, age ${age}?`, flags.yes ?? false, signal);
+      const sure = await confirm(question(node, found), flags.yes ?? false, signal);
       if (!sure) throw new CliError('not confirmed; nothing deleted', EXIT.USAGE);
       try {
         await client.delete(node, { version: found.stat.version, signal });
@@ -64,4 +63,24 @@ export function releaseCommand(): Command {
       process.stdout.write(`deleted ${node}\n`);
     });
   });
+}
+
+/**
+ * The node as `status` shows a contender (owner, age, fencing token, session), and what deleting
+ * it does not do: stop a holder that is still running.
+ */
+function question(node: string, found: { data: Buffer; stat: Stat }): string {
+  const owner = isRevocationRequest(found.data) ? REVOKED_OWNER : parseOwner(found.data).id || '(no owner data)';
+  const rows = [
+    ['OWNER', 'AGE', 'FENCING TOKEN', 'SESSION'],
+    [owner, formatAge(Date.now() - found.stat.ctime), found.stat.czxid.toString(), `0x${found.stat.ephemeralOwner.toString(16)}`],
+  ] as const;
+  return [
+    `${node}`,
+    table(rows[0], [rows[1]]),
+    'Warning: a holder that still runs is told (its lease signal aborts) but may go on working until it',
+    'stops: `zklock exec` gives its command SIGTERM, and SIGKILL only after --grace (default 10s). The next',
+    'waiter may hold the lock meanwhile; only a fencing token check keeps the two apart.',
+    'Delete it?',
+  ].join('\n');
 }

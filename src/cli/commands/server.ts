@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ZooKeeperEnsemble, ZooKeeperServer } from '../../testing/index.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
-import { parseDuration } from '../parse-values.js';
+import { parsePositiveDuration } from '../parse-values.js';
 import { interruptSignal, signalExitCode } from '../signals.js';
 
 interface ServerFlags {
@@ -30,7 +30,7 @@ export function serverCommand(): Command {
   return new Command('server')
     .description('run a local ZooKeeper server or ensemble in the foreground (for development)')
     .addOption(new Option('--ensemble <members>', 'start an ensemble of 3 or 5 members instead of one server').argParser(parseEnsembleSize))
-    .addOption(new Option('--tick-time <duration>', 'ZooKeeper\'s tickTime (sessions may be 2-20 ticks)').argParser(parseDuration))
+    .addOption(new Option('--tick-time <duration>', 'ZooKeeper\'s tickTime (sessions may be 2-20 ticks)').argParser(parsePositiveDuration))
     .option('--tls', 'also serve TLS on a secure port, with a throwaway self-signed certificate')
     .addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`)
     .action(async (flags: ServerFlags) => {

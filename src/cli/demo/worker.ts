@@ -45,7 +45,7 @@ async function work(flags: WorkerFlags): Promise<void> {
       const mutex = mutexes[index] as Mutex;
       let lease;
       try {
-        lease = await mutex.acquire({ timeout: Math.max(0, until - Date.now()), signal: stop.signal });
+        lease = await mutex.acquire({ timeout: Math.max(1, until - Date.now()), signal: stop.signal });
       } catch (error) {
         if (error instanceof LockError && (error.code === 'LOCK_TIMEOUT' || error.code === 'ABORTED')) break;
         throw error;

@@ -32,6 +32,19 @@ export interface CliRun {
   exited: (ms?: number) => Promise<number>;
 }
 
+/** The exit code `done` resolves with, or a rejection with `why()` after `ms`. */
+async function exitedWithin(done: Promise<number>, ms: number, why: () => string): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(why())), ms);
+  });
+  try {
+    return await Promise.race([done, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliRun {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
   const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -44,17 +57,36 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
     child,
     stdout: () => stdout,
     stderr: () => stderr,
-    exited: async (ms = 30_000) => {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`zklock ${args.join(' ')} did not exit within ${ms} ms; stderr: ${stderr}`)), ms);
-      });
-      try {
-        return await Promise.race([done, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    exited: (ms = 30_000) => exitedWithin(done, ms, () => `zklock ${args.join(' ')} did not exit within ${ms} ms; stderr: ${stderr}`),
+  };
+}
+
+/** A zklock run on a terminal of its own (a pty from util-linux `script`), for what only a terminal shows or sends. */
+export interface TerminalRun {
+  /** Everything the terminal showed (stdout and stderr, escape sequences included). */
+  screen: () => string;
+  /** Types on the terminal: '\x03' is Ctrl-C, which the terminal turns into SIGINT for zklock. */
+  type: (keys: string) => void;
+  /** Resolves with zklock's exit code, rejects after `ms`. */
+  exited: (ms?: number) => Promise<number>;
+  kill: () => void;
+}
+
+export function startCliInTerminal(args: readonly string[], env: NodeJS.ProcessEnv = {}, columns = 80): TerminalRun {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run npm run build first`);
+  const quote = (word: string): string => `'${word.replace(/'/g, "'\\''")}'`;
+  const shell = `stty cols ${columns}; exec ${[process.execPath, CLI, ...args].map(quote).join(' ')}`;
+  // -e: script exits with zklock's code; -q: no banner; /dev/null: no typescript file.
+  const child = spawn('script', ['-qec', shell, '/dev/null'], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let screen = '';
+  child.stdout.on('data', (chunk: Buffer) => (screen += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (screen += chunk.toString()));
+  const done = once(child, 'close').then(([code]) => code as number);
+  return {
+    screen: () => screen,
+    type: (keys) => child.stdin.write(keys),
+    exited: (ms = 30_000) => exitedWithin(done, ms, () => `zklock ${args.join(' ')} (on a terminal) did not exit within ${ms} ms; it showed: ${screen}`),
+    kill: () => child.kill('SIGKILL'),
   };
 }
 

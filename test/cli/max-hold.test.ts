@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
+import { ZooKeeperServer, isProcessAlive } from '../../src/testing/index.js';
+import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { eventually } from '../support/wait.js';
+import { HOLD, LONG_HOLD_MS, endHolds, readEvents, runCli, startCli, waitForEvents } from './helpers/cli.js';
+
+// These tests run the built CLI: `npm run build` first.
+describe('zklock exec --max-hold', () => {
+  let server: ZooKeeperServer;
+  let client: ZooKeeperClient;
+  let env: NodeJS.ProcessEnv;
+  let dir: string;
+
+  before(async () => {
+    server = await ZooKeeperServer.start();
+    client = await ZooKeeperClient.connect(server.connectString);
+    env = { ZOOKEEPER_CONNECT: server.connectString };
+    dir = mkdtempSync(join(tmpdir(), 'zklock-cli-max-hold-'));
+  });
+  after(async () => {
+    await client?.close();
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const contenders = async (path: string): Promise<string[]> => {
+    try {
+      return (await client.getChildren(path)).children;
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') return [];
+      throw error;
+    }
+  };
+
+  it('terminates a command that holds the lock too long (SIGTERM, then SIGKILL after --grace), releases the lock and exits 124', async () => {
+    const path = '/cli/max-hold';
+    const log = join(dir, 'overrun.jsonl');
+    const run = startCli(['exec', '--max-hold', '1s', '--grace', '500ms', path, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS), '--ignore-term'], env);
+    const [started] = await waitForEvents(log, 'start');
+    assert.equal((await contenders(path)).length, 1, 'the command runs holding the lock');
+    assert.equal(await run.exited(ROUND_TRIPS_MS), 124, run.stderr());
+    assert.match(run.stderr(), /held the lock \/cli\/max-hold past --max-hold \(1000 ms\); stopping the command/);
+    assert.deepEqual(readEvents(log).filter((e) => e.event === 'signal').map((e) => e.signal), ['SIGTERM'], 'SIGTERM first (ignored here), then SIGKILL');
+    assert.equal(readEvents(log).some((e) => e.event === 'end'), false, 'the command did not run to its end');
+    assert.equal(await isProcessAlive(started!.pid), false, 'the command is gone');
+    assert.deepEqual(await contenders(path), [], 'the lock node is gone');
+  });
+
+  it('a command that finishes within --max-hold exits with its own code', async () => {
+    const path = '/cli/max-hold-in-time';
+    const result = await runCli(['exec', '--max-hold', '10m', path, '--', process.execPath, '-e', 'process.exit(3)'], env, ROUND_TRIPS_MS);
+    assert.equal(result.code, 3, result.stderr);
+    assert.doesNotMatch(result.stderr, /max-hold/);
+    assert.deepEqual(await contenders(path), []);
+  });
+
+  it('--force-release-after frees the lock even while the command has not exited, and --try takes the bound too', async () => {
+    const path = '/cli/force-release';
+    const log = join(dir, 'stuck.jsonl');
+    // A grace far longer than the test: only the forced release can free the lock in time.
+    const run = startCli(['exec', '--try', '--max-hold', '500ms', '--force-release-after', '500ms', '--grace', '10m', path, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS), '--ignore-term'], env);
+    const [started] = await waitForEvents(log, 'start');
+    await waitForEvents(log, 'signal');
+    await eventually(async () => (await contenders(path)).length === 0, ROUND_TRIPS_MS, 'the lock node was deleted by the holder\'s own client');
+    assert.equal(await isProcessAlive(started!.pid), true, 'the command is still running');
+    const next = await runCli(['exec', '--try', path, '--', 'true'], env, ROUND_TRIPS_MS);
+    assert.equal(next.code, 0, `another run gets the lock: ${next.stderr}`);
+    endHolds(log);
+    assert.equal(await run.exited(ROUND_TRIPS_MS), 124, run.stderr());
+    assert.deepEqual(await contenders(path), []);
+  });
+
+  it('--force-release-after without --max-hold is a usage error (exit 2); so is a zero --max-hold', async () => {
+    for (const flags of [['--force-release-after', '1s'], ['--max-hold', '0']]) {
+      const result = await runCli(['exec', ...flags, '/cli/max-hold-usage', '--', 'true'], env, ROUND_TRIPS_MS);
+      assert.equal(result.code, 2, `${flags.join(' ')}: ${result.stderr}`);
+    }
+    assert.equal(await client.exists('/cli/max-hold-usage'), null, 'nothing was created');
+  });
+});

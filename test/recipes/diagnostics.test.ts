@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { after, before, describe, it } from 'node:test';
+import type { AcquireMessage, LeaseMessage, LostMessage, ReleaseMessage } from '../../src/index.js';
+import { MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, acquireChannel, lostChannel, releaseChannel, requestRevocation, revocationChannel } from '../../src/index.js';
+import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
+import { channelLog } from '../support/channel-log.js';
+import { eventually } from '../support/wait.js';
+import { RecipeFixture, isLockError, sleep } from './fixtures.js';
+
+const hex = (id: bigint): string => `0x${id.toString(16)}`;
+const under = (root: string) => (m: { lockPath: string }): boolean => m.lockPath.startsWith(root);
+
+describe('the lock diagnostics channels (zklock:lock:*)', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('acquire: a waiter behind a holder is traced from start to asyncEnd with its queue position, wait time, node, token and session', async () => {
+    const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/acquire'));
+    const [a, b] = [await zk.client(), await zk.client()];
+    const holder = await new Mutex(a, '/dg/acquire').acquire();
+    const calledAt = performance.now();
+    const waiting = new Mutex(b, '/dg/acquire').acquire({ timeout: ROUND_TRIPS_MS });
+    await eventually(async () => (await zk.children('/dg/acquire')).length === 2, ROUND_TRIPS_MS, 'the waiter queued');
+    await sleep(200);
+    const releasedAt = performance.now();
+    await holder.release();
+    const lease = await waiting;
+    log.stop();
+    await lease.release();
+    // The holder's four events, then the waiter's.
+    const waiter = log.seen.slice(4);
+    assert.deepEqual(waiter.map((s) => s.event), ['start', 'end', 'asyncStart', 'asyncEnd']);
+    assert.deepEqual(waiter[0]!.message, { lockPath: '/dg/acquire', kind: 'mutex', layout: 'curator' });
+    const done = waiter[3]!.message;
+    assert.equal(done.queuePosition, 1, 'one contender ahead');
+    assert.ok(done.waitTime! >= releasedAt - calledAt, `waited ${done.waitTime} ms, at least until the release ${releasedAt - calledAt} ms in`);
+    assert.equal(done.node, lease.node);
+    assert.equal(done.fencingToken, lease.fencingToken.toString());
+    assert.equal(done.sessionId, hex(lease.sessionId));
+    assert.equal(done.result, lease);
+    const first = log.seen.find((s) => s.event === 'asyncEnd' && s.message.node === holder.node)!.message;
+    assert.equal(first.queuePosition, 0, 'the holder found nobody ahead');
+    assert.doesNotThrow(() => JSON.stringify({ ...done, result: undefined }));
+  });
+
+  it('acquire: a timeout is published on error with its code and the time waited', async () => {
+    const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/timeout'));
+    const holder = await new Mutex(await zk.client(), '/dg/timeout').acquire();
+    const waiter = await zk.client();
+    await assert.rejects(new Mutex(waiter, '/dg/timeout').acquire({ timeout: 300 }), isLockError('LOCK_TIMEOUT'));
+    log.stop();
+    await holder.release();
+    const failed = log.seen.filter((s) => s.event === 'error');
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0]!.message.errorCode, 'LOCK_TIMEOUT');
+    assert.ok(failed[0]!.message.waitTime! >= 300, `waited ${failed[0]!.message.waitTime} ms`);
+    assert.equal(failed[0]!.message.queuePosition, 1);
+    assert.ok(isLockError('LOCK_TIMEOUT')(failed[0]!.message.error));
+  });
+
+  it('release: traced with the hold time; a second release is traced as an error', async () => {
+    const log = channelLog<ReleaseMessage>(releaseChannel, under('/dg/release'));
+    const client = await zk.client();
+    const lease = await new Mutex(client, '/dg/release').acquire();
+    const heldAt = performance.now();
+    await sleep(200);
+    const releasing = performance.now();
+    await lease.release();
+    await assert.rejects(lease.release(), isLockError('ALREADY_RELEASED'));
+    log.stop();
+    assert.deepEqual(log.seen.map((s) => s.event), ['start', 'end', 'asyncStart', 'asyncEnd', 'start', 'end', 'error', 'asyncStart', 'asyncEnd']);
+    const { holdTime, ...rest } = log.seen[0]!.message;
+    assert.ok(holdTime! >= releasing - heldAt, `held ${holdTime} ms`);
+    assert.deepEqual(rest, { lockPath: '/dg/release', kind: 'mutex', node: lease.node, fencingToken: lease.fencingToken.toString(), sessionId: hex(client.sessionId) });
+    await zk.assertNoNodes('/dg/release');
+  });
+
+  it('lost: a node deleted by someone else is told with NODE_DELETED even if nobody looks at the lease', async () => {
+    const log = channelLog<LostMessage>(lostChannel, under('/dg/lost'));
+    const client = await zk.client();
+    const lease = await new Mutex(client, '/dg/lost').acquire();
+    await zk.admin.delete(lease.node);
+    await eventually(() => log.seen.length === 1, ROUND_TRIPS_MS, 'the loss published');
+    log.stop();
+    const { holdTime, message, ...rest } = log.seen[0]!.message;
+    assert.ok(holdTime! >= 0 && message.length > 0);
+    assert.deepEqual(rest, { lockPath: '/dg/lost', kind: 'mutex', node: lease.node, fencingToken: lease.fencingToken.toString(), sessionId: hex(client.sessionId), reason: 'NODE_DELETED' });
+    assert.equal(lease.held, false);
+  });
+
+  it('lost: a holder cut off past its session timeout is told so, once', async () => {
+    const log = channelLog<LostMessage>(lostChannel, under('/dg/expired'));
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 1200 });
+    const lease = await new Mutex(client, '/dg/expired').acquire();
+    proxy.blackhole('both');
+    await eventually(() => log.seen.length > 0, sessionBound(client.sessionTimeout), 'the loss published');
+    await sleep(sessionBound(client.sessionTimeout) / 4);
+    proxy.passThrough();
+    await eventually(async () => (await zk.children('/dg/expired')).length === 0, sessionBound(client.sessionTimeout), 'the server removed the node');
+    log.stop();
+    assert.equal(log.seen.length, 1, 'told once');
+    assert.ok(['SESSION_MAY_HAVE_EXPIRED', 'SESSIONEXPIRED'].includes(log.seen[0]!.message.reason), log.seen[0]!.message.reason);
+    assert.equal(log.seen[0]!.message.node, lease.node);
+    await lease.release().catch(() => undefined);
+  });
+
+  it('revocation: a request to a revocable holder is published with its lease', async () => {
+    const log = channelLog<LeaseMessage>(revocationChannel, under('/dg/revoke'));
+    const lease = await new Mutex(await zk.client(), '/dg/revoke', { revocable: true }).acquire();
+    assert.equal(await requestRevocation(zk.admin, lease.node), true);
+    await eventually(() => log.seen.length === 1, ROUND_TRIPS_MS, 'the request published');
+    log.stop();
+    assert.equal(log.seen[0]!.message.node, lease.node);
+    assert.equal(log.seen[0]!.message.kind, 'mutex');
+    await lease.release();
+  });
+
+  it('every recipe names its kind; a semaphore contains its queue mutex, a multi-lock its locks', async () => {
+    const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/kinds'));
+    const client = await zk.client();
+    const rw = new ReadWriteLock(client, '/dg/kinds/rw');
+    const leases = [
+      await rw.readLock.acquire(),
+      await new SimpleLock(client, '/dg/kinds/simple').acquire(),
+      await new Semaphore(client, '/dg/kinds/sem', 2).acquire(),
+      await new MultiLock([new Mutex(client, '/dg/kinds/m1'), rw.writeLock]).acquire({ timeout: 500 }).catch(() => undefined),
+      await new MultiLock([new Mutex(client, '/dg/kinds/m1'), new Mutex(client, '/dg/kinds/m2')]).acquire(),
+    ];
+    log.stop();
+    for (const lease of leases) await lease?.release();
+    // asyncEnd ends every acquire; a failed one had its error event first.
+    const done = log.seen.filter((s) => s.event === 'asyncEnd').map((s) => `${s.message.errorCode ?? 'held'} ${s.message.kind} ${s.message.lockPath}`);
+    assert.deepEqual(done, [
+      'held read /dg/kinds/rw',
+      'held simple /dg/kinds/simple',
+      'held mutex /dg/kinds/sem/locks',
+      'held semaphore /dg/kinds/sem',
+      'held mutex /dg/kinds/m1',
+      'ABORTED write /dg/kinds/rw',
+      'LOCK_TIMEOUT multi /dg/kinds/m1',
+      'held mutex /dg/kinds/m1',
+      'held mutex /dg/kinds/m2',
+      'held multi /dg/kinds/m1',
+    ]);
+  });
+});
