@@ -270,8 +270,8 @@ interface Turn {
 async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
   if (node.children === null) {
     if (o.trace) o.trace.queuePosition = 0;
-    // Our own last hold, and nobody queued since (provenSole): we let it go ourselves.
-    return { recordOver: overOf(node.before), handoff: o.lockDelay ? { kind: 'clean', seenAt: performance.now() } : undefined };
+    // Our own last hold, and nobody queued since (provenSole): clean when its holder let it go, not when a hold limit forced it.
+    return { recordOver: overOf(node.before), handoff: o.lockDelay ? { kind: o.previous?.forced ? 'unclean' : 'clean', seenAt: performance.now() } : undefined };
   }
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);

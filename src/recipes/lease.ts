@@ -24,8 +24,8 @@ export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
 
 /** What the lock that made a lease wants from its release. */
 export interface ReleaseHooks {
-  /** Called once a release has the server's word that our node is gone. */
-  deleted?: () => void;
+  /** Called once a release (`forced`: the hold limit's forced release, not the holder's) has the server's word that our node is gone. */
+  deleted?: (forced: boolean) => void;
   /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-record.ts). */
   record?: { data: Buffer; version: number };
   /** Called once when the lease ends: lost (as far as it knows), or released or handed over by its holder, before anything is deleted. */
@@ -162,7 +162,7 @@ export class Lease implements AsyncDisposable {
     const { client, node, stat } = this;
     this.forced = deleteGuaranteed(client, node, stat.ephemeralOwner, this.options.reusableName ? { czxid: stat.czxid } : {}).then(
       (deleted) => {
-        if (deleted) this.hooks.deleted?.();
+        if (deleted) this.hooks.deleted?.(true);
         return true;
       },
       // Refused (NOAUTH on the parent, say): the node stays until release(), which reports why.
@@ -225,7 +225,7 @@ export class Lease implements AsyncDisposable {
       this.stat.ephemeralOwner,
       this.options.reusableName ? { czxid: this.stat.czxid } : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
     );
-    if (deleted) this.hooks.deleted?.();
+    if (deleted) this.hooks.deleted?.(false);
   }
 
   /**

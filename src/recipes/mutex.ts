@@ -135,7 +135,7 @@ export class QueueLock {
       // Spelled out rather than spread: a spread gives each lease's hooks a hidden class of its own.
       new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
         ended: hooks.ended,
-        deleted: () => (this.released = held),
+        deleted: (forced) => (this.released = forced ? { ...held, forced } : held),
         record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
         recordRefused: () => (this.recordRefused = true),
       }, node.handoff && { kind: node.handoff, delayed: node.delayed ?? 0 }),

@@ -211,6 +211,25 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     await zk.assertNoNodes(path);
   });
 
+  it("a hold limit's forced release is no clean handoff, not even to the same lock object taking it again with nobody queued since", async () => {
+    const path = '/delay/hold-limit';
+    const lockDelay = 1000;
+    const client = await zk.client();
+    await cleanHistory(client, path);
+    const mutex = new Mutex(client, path, { lockDelay });
+    const hung = await mutex.acquire({ timeout: ROUND_TRIPS_MS, maxHold: 100, forceReleaseAfter: 100 });
+    assert.equal(hung.handoff, 'clean');
+    // The holder never releases: its own client deletes the node after the hold limit and the grace.
+    await eventually(async () => (await zk.children(path)).length === 0, ROUND_TRIPS_MS, 'the forced release');
+    const started = performance.now();
+    const next = await mutex.acquire({ timeout: ROUND_TRIPS_MS });
+    assert.ok(performance.now() - started >= lockDelay, 'the next hold waited the delay');
+    assert.equal(next.handoff, 'unclean');
+    await next.release();
+    await hung.release();
+    await zk.assertNoNodes(path);
+  });
+
   it('a lockDelay that is not a number of ms from 0 to 2^31-1 is refused with INVALID_ARGUMENT naming the path', async () => {
     const client = await zk.client();
     for (const lockDelay of [-1, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, '5' as unknown as number]) {
