@@ -173,13 +173,14 @@ export class QueueLock {
    */
   async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
     this.precheck();
-    try {
-      const attempt = holdOnly(options);
-      return await (lockTraced() ? traceAcquire(this.traceFacts(), (message) => this.join(attempt, false, message)) : this.join(attempt, false));
-    } catch (error) {
-      if (error instanceof NotAcquired) return null;
-      throw error;
-    }
+    const attempt = holdOnly(options);
+    // Mapped inside the traced call, so a taken lock ends the trace with a null result, not an error.
+    const tryJoin = (message?: AcquireMessage): Promise<Lease | null> =>
+      this.join(attempt, false, message).catch((error: unknown) => {
+        if (error instanceof NotAcquired) return null;
+        throw error;
+      });
+    return lockTraced() ? traceAcquire(this.traceFacts(), tryJoin) : tryJoin();
   }
 }
 

@@ -46,7 +46,30 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     assert.equal(done.result, lease);
     const first = log.seen.find((s) => s.event === 'asyncEnd' && s.message.node === holder.node)!.message;
     assert.equal(first.queuePosition, 0, 'the holder found nobody ahead');
-    assert.doesNotThrow(() => JSON.stringify({ ...done, result: undefined }));
+    // Every field but result (and error) is JSON-safe; the Lease is not (its ids are bigints).
+    const { result, ...fields } = done;
+    assert.doesNotThrow(() => JSON.stringify(fields));
+    assert.throws(() => JSON.stringify({ result }), TypeError);
+  });
+
+  it('tryAcquire on a taken mutex or read lock ends with a null result, not an error', async () => {
+    const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/try'));
+    const [a, b] = [await zk.client(), await zk.client()];
+    const holders = [await new Mutex(a, '/dg/try/m').acquire(), await new ReadWriteLock(a, '/dg/try/rw').writeLock.acquire()];
+    const before = log.seen.length;
+    assert.equal(await new Mutex(b, '/dg/try/m').tryAcquire(), null);
+    assert.equal(await new ReadWriteLock(b, '/dg/try/rw').readLock.tryAcquire(), null);
+    log.stop();
+    for (const lease of holders) await lease.release();
+    const tries = log.seen.slice(before);
+    const events = ['start', 'end', 'asyncStart', 'asyncEnd'];
+    assert.deepEqual(tries.map((s) => `${s.event} ${s.message.kind}`), [...events.map((e) => `${e} mutex`), ...events.map((e) => `${e} read`)]);
+    for (const done of [tries[3]!.message, tries[7]!.message]) {
+      assert.equal(done.result, null);
+      assert.equal(done.error, undefined);
+      assert.equal(done.errorCode, undefined);
+    }
+    await zk.assertNoNodes('/dg/try/m');
   });
 
   it('acquire: a timeout is published on error with its code and the time waited', async () => {
