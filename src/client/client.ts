@@ -169,6 +169,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly stateListeners = new StateListeners();
   /** The last connection failure since the session was last connected: why a wait for it timed out. */
   private lastFailure: Error | undefined;
+  /** The session id as of the last state change but expiry: what an `expired` event names. */
+  private lastSessionId = 0n;
   private readonly requestTimeout: number;
 
   constructor(connectString: string, options: ClientOptions = {}) {
@@ -200,8 +202,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
       if (event === 'connected' || event === 'reconnected') this.lastFailure = undefined;
+      // The session forgets its id before it says expired: the event names the session that ended.
+      if (event !== 'expired') this.lastSessionId = this.sessionId;
       if (sessionChannel.hasSubscribers) {
-        sessionChannel.publish({ event, sessionId: hexId(this.sessionId), server: this.server, reasonCode: reason?.code } satisfies SessionMessage);
+        sessionChannel.publish({ event, sessionId: hexId(this.lastSessionId), server: this.server, reasonCode: reason?.code } satisfies SessionMessage);
       }
       this.stateListeners.dispatch(event, reason);
       this.notify('state', event, reason);

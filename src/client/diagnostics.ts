@@ -34,7 +34,7 @@ export interface RequestMessage {
 /** A session state change, published after the client's own state changed and before its listeners run. */
 export interface SessionMessage {
   event: SessionEvent;
-  /** The session id now, hex ('0x0' once expired or before the first connection). */
+  /** The session id, hex: with `expired` the session that ended; '0x0' before the first session and between an expiry and the next. */
   sessionId: string;
   /** `host:port` in use, undefined while not connected. */
   server: string | undefined;
