@@ -77,6 +77,23 @@ export const revocationChannel = diagnostics_channel.channel('zklock:lock:revoca
 /** What a traced acquire learned of its lease, for the events of its hold. */
 const held = new WeakMap<Lease, { kind: LockKind; acquiredAt: number }>();
 
+/**
+ * The options of locks that serve another recipe (a semaphore's queue lock): their acquires and
+ * leases publish nothing, so that the events are those of the recipe the caller used.
+ */
+const internal = new WeakSet<object>();
+
+/** Marks `options` as those of an internal lock (see `internal`). */
+export function internalLock<T extends object>(options: T): T {
+  internal.add(options);
+  return options;
+}
+
+/** Whether a lock or lease with `options` publishes no events (see `internal`). */
+export function isInternal(options: object): boolean {
+  return internal.has(options);
+}
+
 /** Whether an acquire is worth tracing: someone listens to it, or to the events that need what it learns. */
 export function lockTraced(): boolean {
   return traced(acquireChannel) || traced(releaseChannel) || lostChannel.hasSubscribers || revocationChannel.hasSubscribers;

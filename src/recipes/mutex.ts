@@ -23,7 +23,7 @@ import { proveFresh } from './session-liveness.js';
 import type { RevocationOptions } from './revocation.js';
 import { checkRevocationOptions } from './revocation.js';
 import type { AcquireMessage, LockKind } from './diagnostics.js';
-import { lockTraced, traceAcquire } from './diagnostics.js';
+import { isInternal, lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
@@ -63,8 +63,13 @@ export class QueueLock {
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
   async acquire(attempt: AcquireOptions = {}): Promise<Lease> {
     this.precheck();
-    if (lockTraced()) return traceAcquire(this.traceFacts(), (message) => this.join(attempt, true, message));
+    if (this.traced()) return traceAcquire(this.traceFacts(), (message) => this.join(attempt, true, message));
     return this.join(attempt, true);
+  }
+
+  /** Whether this lock's acquires are traced: someone listens, and it is not a semaphore's queue lock. */
+  private traced(): boolean {
+    return lockTraced() && !isInternal(this.options);
   }
 
   /** What this lock's events name (see diagnostics.ts). */
@@ -180,7 +185,7 @@ export class QueueLock {
         if (error instanceof NotAcquired) return null;
         throw error;
       });
-    return lockTraced() ? traceAcquire(this.traceFacts(), tryJoin) : tryJoin();
+    return this.traced() ? traceAcquire(this.traceFacts(), tryJoin) : tryJoin();
   }
 }
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import type { AcquireMessage, LeaseMessage, LostMessage, ReleaseMessage } from '../../src/index.js';
-import { MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, acquireChannel, lostChannel, releaseChannel, requestRevocation, revocationChannel } from '../../src/index.js';
+import type { AcquireMessage, LeaseMessage, LostMessage, ReleaseMessage, RequestMessage } from '../../src/index.js';
+import { MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, acquireChannel, lostChannel, releaseChannel, requestChannel, requestRevocation, revocationChannel } from '../../src/index.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { channelLog } from '../support/channel-log.js';
 import { eventually } from '../support/wait.js';
@@ -144,7 +144,31 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     await lease.release();
   });
 
-  it('every recipe names its kind; a semaphore contains its queue mutex, a multi-lock its locks', async () => {
+  it("a semaphore's internal queue lock publishes nothing; a lost subscriber costs one read per semaphore acquire", async () => {
+    const client = await zk.client();
+    const session = hex(client.sessionId);
+    /** getData requests of one acquire/tryAcquire/release round on `path`, and what the lock channels told of it. */
+    const round = async (path: string, subscribed: boolean): Promise<{ reads: number; events: string[] }> => {
+      const logs = subscribed ? [channelLog<AcquireMessage>(acquireChannel, under(path)), channelLog<ReleaseMessage>(releaseChannel, under(path)), channelLog<LostMessage>(lostChannel, under(path))] : [];
+      const reads = channelLog<RequestMessage>(requestChannel, (m) => m.sessionId === session && m.op === 'getData' && m.path?.startsWith(`${path}/`) === true);
+      const semaphore = new Semaphore(client, path, 2);
+      const lease = await semaphore.acquire();
+      const second = await semaphore.tryAcquire();
+      assert.ok(second, 'a second slot is free');
+      await second.release();
+      await lease.release();
+      for (const log of [...logs, reads]) log.stop();
+      const events = logs.flatMap((log) => log.seen.filter((s) => s.event === 'asyncEnd' || s.event === 'publish').map((s) => `${s.event} ${s.message.lockPath}`));
+      return { reads: reads.seen.filter((s) => s.event === 'start').length, events };
+    };
+    const quiet = await round('/dg/sem-quiet', false);
+    const traced = await round('/dg/sem', true);
+    assert.deepEqual(traced.events, Array<string>(4).fill('asyncEnd /dg/sem'), 'two acquires, two releases, of the semaphore alone');
+    assert.equal(traced.reads, quiet.reads + 2, `one read per acquire (${quiet.reads} reads unsubscribed, ${traced.reads} subscribed)`);
+    await zk.assertNoNodes('/dg/sem/leases');
+  });
+
+  it('every recipe names its kind; a multi-lock contains its locks', async () => {
     const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/kinds'));
     const client = await zk.client();
     const rw = new ReadWriteLock(client, '/dg/kinds/rw');
@@ -162,7 +186,6 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     assert.deepEqual(done, [
       'held read /dg/kinds/rw',
       'held simple /dg/kinds/simple',
-      'held mutex /dg/kinds/sem/locks',
       'held semaphore /dg/kinds/sem',
       'held mutex /dg/kinds/m1',
       'ABORTED write /dg/kinds/rw',
