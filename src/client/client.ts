@@ -33,7 +33,7 @@ import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, checkDuration } from './durations.js';
-import { hexId, sessionChannel, traceRequest, traced, requestChannel, watchChannel } from './diagnostics.js';
+import { hexId, sessionChannel, traceRequest, requestChannel, watchChannel } from './diagnostics.js';
 import type { SessionMessage, WatchMessage } from './diagnostics.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, checkLimit } from './limits.js';
 import { checkFrameLimit } from './frame-limits.js';
@@ -681,7 +681,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   /** Every request goes out here: traced on zklock:client:request while anyone listens, untouched otherwise. */
   private send<T>(spec: RequestSpec<T>): Promise<T> {
-    if (!traced(requestChannel)) return this.session.request(spec);
+    if (!requestChannel.hasSubscribers) return this.session.request(spec);
     return traceRequest(spec, this.sessionId, (traced) => this.session.request(traced));
   }
 

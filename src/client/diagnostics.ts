@@ -54,14 +54,6 @@ export const requestChannel: TracingChannel<RequestMessage, RequestMessage> = di
 export const sessionChannel = diagnostics_channel.channel('zklock:client:session');
 export const watchChannel = diagnostics_channel.channel('zklock:client:watch');
 
-/**
- * Whether anyone listens to any of `channel`'s five channels. Asked of each, not of the tracing
- * channel itself: TracingChannel.hasSubscribers came only with Node 20.13.
- */
-export function traced<S, C extends object>(channel: TracingChannel<S, C>): boolean {
-  return channel.start.hasSubscribers || channel.end.hasSubscribers || channel.asyncStart.hasSubscribers || channel.asyncEnd.hasSubscribers || channel.error.hasSubscribers;
-}
-
 /** A session id as the payloads carry it: hex, as ZooKeeper's logs write it. */
 export function hexId(id: bigint): string {
   return `0x${id.toString(16)}`;

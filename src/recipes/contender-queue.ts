@@ -235,13 +235,14 @@ async function adoptAfterConnectionLoss(
 /** Resolves when our node holds the lock, with the version of the lock path a release record may replace (null: release without one). */
 async function waitForTurn(o: QueueOptions, node: Created): Promise<number | null> {
   if (node.children === null) {
-    if (o.trace) o.trace.queuePosition = 0;
+    if (o.trace) o.trace.queuePosition ??= 0;
     return null;
   }
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
-  if (o.trace) o.trace.queuePosition = queue.indexOf(self);
+  // The first listing's: a queue joined again after a session loss does not replace it (see diagnostics.ts).
+  if (o.trace) o.trace.queuePosition ??= queue.indexOf(self);
   const owner = node.stat.ephemeralOwner;
   let ahead = blockers(queue, self);
   if (ahead.length > 0 && o.wait === false) {

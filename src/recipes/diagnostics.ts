@@ -1,7 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { TracingChannel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
-import { hexId, traced } from '../client/diagnostics.js';
+import { hexId } from '../client/diagnostics.js';
 import type { Layout } from './contender-name.js';
 import type { Lease } from './lease.js';
 import type { LockLostReason } from './lock-error.js';
@@ -59,6 +59,8 @@ export interface LeaseMessage {
 
 /** The context of one Lease.release(), traced; `error` is set by the TracingChannel when it failed. */
 export interface ReleaseMessage extends LeaseMessage {
+  /** Set when the lease already knew its lock lost as release() was called: the reason zklock:lock:lost told. */
+  lostReason?: Exclude<LockLostReason, 'RELEASED'>;
   result?: unknown;
   error?: unknown;
 }
@@ -96,7 +98,7 @@ export function isInternal(options: object): boolean {
 
 /** Whether an acquire is worth tracing: someone listens to it, or to the events that need what it learns. */
 export function lockTraced(): boolean {
-  return traced(acquireChannel) || traced(releaseChannel) || lostChannel.hasSubscribers || revocationChannel.hasSubscribers;
+  return acquireChannel.hasSubscribers || releaseChannel.hasSubscribers || lostChannel.hasSubscribers || revocationChannel.hasSubscribers;
 }
 
 /**
@@ -145,9 +147,11 @@ function leaseMessage(lease: Lease): LeaseMessage {
   };
 }
 
-/** Runs `release` traced on zklock:lock:release; only called with a subscriber. */
-export function traceRelease(lease: Lease, release: () => Promise<void>): Promise<void> {
-  return releaseChannel.tracePromise(release, leaseMessage(lease));
+/** Runs `release` traced on zklock:lock:release, `endedBy` what the lease knew of its end then; only called with a subscriber. */
+export function traceRelease(lease: Lease, endedBy: LockLostReason | undefined, release: () => Promise<void>): Promise<void> {
+  const message: ReleaseMessage = leaseMessage(lease);
+  if (endedBy && endedBy !== 'RELEASED') message.lostReason = endedBy;
+  return releaseChannel.tracePromise(release, message);
 }
 
 /** Publishes on zklock:lock:lost; only called with a subscriber. */

@@ -8,7 +8,6 @@ import { LockError } from './lock-error.js';
 import type { PendingRevocation, RevocationOptions } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
 import { isInternal, releaseChannel, traceRelease } from './diagnostics.js';
-import { traced } from '../client/diagnostics.js';
 
 export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
   /**
@@ -191,7 +190,7 @@ export class Lease implements AsyncDisposable {
    * latter without a request of its own, once that delete is done).
    */
   release(): Promise<void> {
-    return traced(releaseChannel) && !isInternal(this.options) ? traceRelease(this, () => this.releaseNow()) : this.releaseNow();
+    return releaseChannel.hasSubscribers && !isInternal(this.options) ? traceRelease(this, this.monitor.endedBy, () => this.releaseNow()) : this.releaseNow();
   }
 
   private async releaseNow(): Promise<void> {

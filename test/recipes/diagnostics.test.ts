@@ -72,6 +72,31 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     await zk.assertNoNodes('/dg/try/m');
   });
 
+  it("acquire: a waiter that queues again after its session expired keeps its first listing's queue position", async () => {
+    const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/requeue'));
+    const holder = await new Mutex(await zk.client(), '/dg/requeue').acquire();
+    const giveUp = new AbortController();
+    const second = new Mutex(await zk.client(), '/dg/requeue').acquire({ signal: giveUp.signal }).catch(() => undefined);
+    await eventually(async () => (await zk.children('/dg/requeue')).length === 2, ROUND_TRIPS_MS, 'the second queued');
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 1200 });
+    const third = new Mutex(client, '/dg/requeue').acquire({ timeout: 4 * sessionBound(client.sessionTimeout) });
+    await eventually(async () => (await zk.children('/dg/requeue')).length === 3, ROUND_TRIPS_MS, 'the third queued, two ahead');
+    // Cut off until the server expires its session; the second gives up meanwhile: queued again, it has one ahead.
+    proxy.blackhole('both');
+    giveUp.abort();
+    await second;
+    await eventually(async () => (await zk.children('/dg/requeue')).length === 1, sessionBound(client.sessionTimeout), 'the server expired the third');
+    proxy.passThrough();
+    await eventually(async () => (await zk.children('/dg/requeue')).length === 2, sessionBound(client.sessionTimeout), 'the third queued again');
+    await holder.release();
+    const lease = await third;
+    log.stop();
+    await lease.release();
+    const done = log.seen.find((s) => s.event === 'asyncEnd' && s.message.node === lease.node)!.message;
+    assert.equal(done.queuePosition, 2, 'two ahead in its first listing');
+    assert.equal(done.sessionId, hex(lease.sessionId));
+  });
+
   it('acquire: a timeout is published on error with its code and the time waited', async () => {
     const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/timeout'));
     const holder = await new Mutex(await zk.client(), '/dg/timeout').acquire();
@@ -115,6 +140,11 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     assert.ok(holdTime! >= 0 && message.length > 0);
     assert.deepEqual(rest, { lockPath: '/dg/lost', kind: 'mutex', node: lease.node, fencingToken: lease.fencingToken.toString(), sessionId: hex(client.sessionId), reason: 'NODE_DELETED' });
     assert.equal(lease.held, false);
+    // Its release afterwards says the lease was lost first.
+    const releases = channelLog<ReleaseMessage>(releaseChannel, under('/dg/lost'));
+    await lease.release();
+    releases.stop();
+    assert.equal(releases.seen[0]!.message.lostReason, 'NODE_DELETED');
   });
 
   it('lost: a holder cut off past its session timeout is told so, once', async () => {
