@@ -7,9 +7,10 @@ import type { WatchEventType } from './watch-event.js';
 
 /**
  * The client's diagnostics_channel contract (see the README's "Tracing and metrics"). Payloads are
- * plain objects whose fields are JSON-safe: ids that are bigint in the API are strings here (a
- * session id in hex, as ZooKeeper's own logs write it), so a log shipper can serialize them as
- * they are. Nothing is built, and no clock read, while a channel has no subscriber.
+ * plain objects whose fields but `result` and `error` are JSON-safe: ids that are bigint in the API
+ * are strings here (a session id in hex, as ZooKeeper's own logs write it), so a log shipper can
+ * serialize them as they are. `result` is what the call returned (a Stat holds bigints), `error`
+ * what it threw. Nothing is built, and no clock read, while a channel has no subscriber.
  */
 
 /** The context of one client request, traced from the call to its settlement. */

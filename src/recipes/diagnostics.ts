@@ -9,9 +9,9 @@ import type { MultiLease } from './multi-lock.js';
 
 /**
  * The locks' diagnostics_channel contract (see the README's "Tracing and metrics"). As on the
- * client's channels, payloads are JSON-safe: a fencing token is a decimal string (BigInt(token)
- * gives it back), a session id hex. Times are milliseconds. Nothing is built, and no clock read,
- * while no lock channel has a subscriber.
+ * client's channels, every field but `result` and `error` (a Lease, an Error) is JSON-safe: a
+ * fencing token is a decimal string (BigInt(token) gives it back), a session id hex. Times are
+ * milliseconds. Nothing is built, and no clock read, while no lock channel has a subscriber.
  */
 
 /** Which recipe a lock event comes from. */
@@ -26,7 +26,10 @@ interface LockFacts {
   layout?: Layout;
 }
 
-/** The context of one acquire or tryAcquire, traced from the call to its settlement. */
+/**
+ * The context of one acquire or tryAcquire, traced from the call to its settlement. One refused
+ * before it queues (WOULD_DEADLOCK, see QueueLock.precheck) is not traced.
+ */
 export interface AcquireMessage extends LockFacts {
   /** Contenders ahead of ours in the first listing after our node was created (0: none, or none needed listing); queue locks only. */
   queuePosition?: number;
