@@ -5,6 +5,7 @@ import type { Measurement } from './measure.js';
 import { cpuPerOp, measure, medianOf, perSecond, takeTurns } from './measure.js';
 import type { Row } from './report.js';
 import * as shipped from './zklock.js';
+import { tracingGuardRows } from './tracing-guards.js';
 
 /** A build of zklock: this one's dist/, or --baseline's (the commit before tracing, say). */
 type Build = Pick<typeof Zklock, 'ZooKeeperClient' | 'Mutex'>;
@@ -55,7 +56,7 @@ async function workload(bench: Bench, build: Build, kind: 'cycles' | 'getData', 
 export async function tracingScenarios(bench: Bench): Promise<Row[]> {
   const baseline = bench.config.baseline === undefined ? undefined : ((await import(pathToFileURL(`${bench.config.baseline}/dist/index.js`).href)) as Build);
   const rounds = Math.max(bench.config.rounds, MIN_ROUNDS);
-  const rows: Row[] = [];
+  const rows: Row[] = tracingGuardRows(rounds);
   for (const kind of ['cycles', 'getData'] as const) {
     let run = 0;
     const path = (): string => `${bench.root}/tracing-${kind}-${++run}`;

@@ -28,6 +28,8 @@ try {
   // A timeout: Bob gives up after 200 ms behind Alice.
   const again = await new Mutex(alice, path).acquire();
   await new Mutex(bob, path).acquire({ timeout: 200 }).catch((error) => console.log(`bob: ${error.code}`));
+  // A tryAcquire that finds the lock taken: no error, a null lease.
+  console.log(`bob's try: ${await new Mutex(bob, path).tryAcquire()}`);
   await again.release();
   await alice.delete(path).catch(() => undefined);
 } finally {

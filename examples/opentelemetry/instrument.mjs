@@ -44,7 +44,9 @@ export function instrumentZklock(tracer, meter) {
         ...(m.queuePosition === undefined ? {} : { 'zklock.lock.queue_position': m.queuePosition }),
         ...(m.fencingToken === undefined ? {} : { 'zklock.lock.fencing_token': m.fencingToken, 'zklock.lock.node': m.node, 'zklock.session_id': m.sessionId }),
       });
-      waitTime.record(m.waitTime, { 'zklock.lock.kind': m.kind, 'zklock.outcome': m.errorCode ?? (m.result === null ? 'NOT_FREE' : 'HELD') });
+      // Held only with a lease; null is a tryAcquire that found the lock taken; an error without a code is still an error.
+      const outcome = 'error' in m ? (m.errorCode ?? 'ERROR') : m.result ? 'HELD' : 'NOT_FREE';
+      waitTime.record(m.waitTime, { 'zklock.lock.kind': m.kind, 'zklock.outcome': outcome });
     },
   );
   const release = traced(

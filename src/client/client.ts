@@ -33,7 +33,7 @@ import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, checkDuration } from './durations.js';
-import { hexId, sessionChannel, traceRequest, traced, requestChannel, watchChannel } from './diagnostics.js';
+import { hexId, sessionChannel, traceRequest, requestChannel, watchChannel } from './diagnostics.js';
 import type { SessionMessage, WatchMessage } from './diagnostics.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, checkLimit } from './limits.js';
 import { checkFrameLimit } from './frame-limits.js';
@@ -169,6 +169,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly stateListeners = new StateListeners();
   /** The last connection failure since the session was last connected: why a wait for it timed out. */
   private lastFailure: Error | undefined;
+  /** The session id as of the last state change but expiry: what an `expired` event names. */
+  private lastSessionId = 0n;
   private readonly requestTimeout: number;
 
   constructor(connectString: string, options: ClientOptions = {}) {
@@ -200,8 +202,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
       if (event === 'connected' || event === 'reconnected') this.lastFailure = undefined;
+      // The session forgets its id before it says expired: the event names the session that ended.
+      if (event !== 'expired') this.lastSessionId = this.sessionId;
       if (sessionChannel.hasSubscribers) {
-        sessionChannel.publish({ event, sessionId: hexId(this.sessionId), server: this.server, reasonCode: reason?.code } satisfies SessionMessage);
+        sessionChannel.publish({ event, sessionId: hexId(this.lastSessionId), server: this.server, reasonCode: reason?.code } satisfies SessionMessage);
       }
       this.stateListeners.dispatch(event, reason);
       this.notify('state', event, reason);
@@ -677,7 +681,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   /** Every request goes out here: traced on zklock:client:request while anyone listens, untouched otherwise. */
   private send<T>(spec: RequestSpec<T>): Promise<T> {
-    if (!traced(requestChannel)) return this.session.request(spec);
+    if (!requestChannel.hasSubscribers) return this.session.request(spec);
     return traceRequest(spec, this.sessionId, (traced) => this.session.request(traced));
   }
 

@@ -7,9 +7,10 @@ import type { WatchEventType } from './watch-event.js';
 
 /**
  * The client's diagnostics_channel contract (see the README's "Tracing and metrics"). Payloads are
- * plain objects whose fields are JSON-safe: ids that are bigint in the API are strings here (a
- * session id in hex, as ZooKeeper's own logs write it), so a log shipper can serialize them as
- * they are. Nothing is built, and no clock read, while a channel has no subscriber.
+ * plain objects whose fields but `result` and `error` are JSON-safe: ids that are bigint in the API
+ * are strings here (a session id in hex, as ZooKeeper's own logs write it), so a log shipper can
+ * serialize them as they are. `result` is what the call returned (a Stat holds bigints), `error`
+ * what it threw. Nothing is built, and no clock read, while a channel has no subscriber.
  */
 
 /** The context of one client request, traced from the call to its settlement. */
@@ -34,7 +35,7 @@ export interface RequestMessage {
 /** A session state change, published after the client's own state changed and before its listeners run. */
 export interface SessionMessage {
   event: SessionEvent;
-  /** The session id now, hex ('0x0' once expired or before the first connection). */
+  /** The session id, hex: with `expired` the session that ended; '0x0' before the first session and between an expiry and the next. */
   sessionId: string;
   /** `host:port` in use, undefined while not connected. */
   server: string | undefined;
@@ -53,14 +54,6 @@ export interface WatchMessage {
 export const requestChannel: TracingChannel<RequestMessage, RequestMessage> = diagnostics_channel.tracingChannel('zklock:client:request');
 export const sessionChannel = diagnostics_channel.channel('zklock:client:session');
 export const watchChannel = diagnostics_channel.channel('zklock:client:watch');
-
-/**
- * Whether anyone listens to any of `channel`'s five channels. Asked of each, not of the tracing
- * channel itself: TracingChannel.hasSubscribers came only with Node 20.13.
- */
-export function traced<S, C extends object>(channel: TracingChannel<S, C>): boolean {
-  return channel.start.hasSubscribers || channel.end.hasSubscribers || channel.asyncStart.hasSubscribers || channel.asyncEnd.hasSubscribers || channel.error.hasSubscribers;
-}
 
 /** A session id as the payloads carry it: hex, as ZooKeeper's logs write it. */
 export function hexId(id: bigint): string {

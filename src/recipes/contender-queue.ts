@@ -269,14 +269,15 @@ interface Turn {
 /** Resolves when our node holds the lock, with what our release may record and, with a lockDelay, how the lock came to us. */
 async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
   if (node.children === null) {
-    if (o.trace) o.trace.queuePosition = 0;
+    if (o.trace) o.trace.queuePosition ??= 0;
     // Our own last hold, and nobody queued since (provenSole): clean when its holder let it go, not when a hold limit forced it.
     return { recordOver: overOf(node.before), handoff: o.lockDelay ? { kind: o.previous?.forced ? 'unclean' : 'clean', seenAt: performance.now() } : undefined };
   }
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
   if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
-  if (o.trace) o.trace.queuePosition = queue.indexOf(self);
+  // The first listing's: a queue joined again after a session loss does not replace it (see diagnostics.ts).
+  if (o.trace) o.trace.queuePosition ??= queue.indexOf(self);
   const owner = node.stat.ephemeralOwner;
   let ahead = blockers(queue, self);
   if (ahead.length > 0 && o.wait === false) {

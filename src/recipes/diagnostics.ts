@@ -1,7 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import type { TracingChannel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
-import { hexId, traced } from '../client/diagnostics.js';
+import { hexId } from '../client/diagnostics.js';
 import type { Layout } from './contender-name.js';
 import type { Lease } from './lease.js';
 import type { LockLostReason } from './lock-error.js';
@@ -9,9 +9,9 @@ import type { MultiLease } from './multi-lock.js';
 
 /**
  * The locks' diagnostics_channel contract (see the README's "Tracing and metrics"). As on the
- * client's channels, payloads are JSON-safe: a fencing token is a decimal string (BigInt(token)
- * gives it back), a session id hex. Times are milliseconds. Nothing is built, and no clock read,
- * while no lock channel has a subscriber.
+ * client's channels, every field but `result` and `error` (a Lease, an Error) is JSON-safe: a
+ * fencing token is a decimal string (BigInt(token) gives it back), a session id hex. Times are
+ * milliseconds. Nothing is built, and no clock read, while no lock channel has a subscriber.
  */
 
 /** Which recipe a lock event comes from. */
@@ -26,7 +26,10 @@ interface LockFacts {
   layout?: Layout;
 }
 
-/** The context of one acquire or tryAcquire, traced from the call to its settlement. */
+/**
+ * The context of one acquire or tryAcquire, traced from the call to its settlement. One refused
+ * before it queues (WOULD_DEADLOCK, see QueueLock.precheck) is not traced.
+ */
 export interface AcquireMessage extends LockFacts {
   /** Contenders ahead of ours in the first listing after our node was created (0: none, or none needed listing); queue locks only. */
   queuePosition?: number;
@@ -59,6 +62,8 @@ export interface LeaseMessage {
 
 /** The context of one Lease.release(), traced; `error` is set by the TracingChannel when it failed. */
 export interface ReleaseMessage extends LeaseMessage {
+  /** Set when the lease already knew its lock lost as release() was called: the reason zklock:lock:lost told. */
+  lostReason?: Exclude<LockLostReason, 'RELEASED'>;
   result?: unknown;
   error?: unknown;
 }
@@ -77,9 +82,26 @@ export const revocationChannel = diagnostics_channel.channel('zklock:lock:revoca
 /** What a traced acquire learned of its lease, for the events of its hold. */
 const held = new WeakMap<Lease, { kind: LockKind; acquiredAt: number }>();
 
+/**
+ * The options of locks that serve another recipe (a semaphore's queue lock): their acquires and
+ * leases publish nothing, so that the events are those of the recipe the caller used.
+ */
+const internal = new WeakSet<object>();
+
+/** Marks `options` as those of an internal lock (see `internal`). */
+export function internalLock<T extends object>(options: T): T {
+  internal.add(options);
+  return options;
+}
+
+/** Whether a lock or lease with `options` publishes no events (see `internal`). */
+export function isInternal(options: object): boolean {
+  return internal.has(options);
+}
+
 /** Whether an acquire is worth tracing: someone listens to it, or to the events that need what it learns. */
 export function lockTraced(): boolean {
-  return traced(acquireChannel) || traced(releaseChannel) || lostChannel.hasSubscribers || revocationChannel.hasSubscribers;
+  return acquireChannel.hasSubscribers || releaseChannel.hasSubscribers || lostChannel.hasSubscribers || revocationChannel.hasSubscribers;
 }
 
 /**
@@ -128,9 +150,11 @@ function leaseMessage(lease: Lease): LeaseMessage {
   };
 }
 
-/** Runs `release` traced on zklock:lock:release; only called with a subscriber. */
-export function traceRelease(lease: Lease, release: () => Promise<void>): Promise<void> {
-  return releaseChannel.tracePromise(release, leaseMessage(lease));
+/** Runs `release` traced on zklock:lock:release, `endedBy` what the lease knew of its end then; only called with a subscriber. */
+export function traceRelease(lease: Lease, endedBy: LockLostReason | undefined, release: () => Promise<void>): Promise<void> {
+  const message: ReleaseMessage = leaseMessage(lease);
+  if (endedBy && endedBy !== 'RELEASED') message.lostReason = endedBy;
+  return releaseChannel.tracePromise(release, message);
 }
 
 /** Publishes on zklock:lock:lost; only called with a subscriber. */

@@ -120,6 +120,11 @@ export class LeaseMonitor {
     return this.controller.signal;
   }
 
+  /** Why the lease ended, as far as it knows now: no clock read, no watch set (as `isLost` would). */
+  get endedBy(): LockLostReason | undefined {
+    return this.lost?.reason;
+  }
+
   /** True once the lock is, or may be, lost (or released). */
   get isLost(): boolean {
     this.checkProof();

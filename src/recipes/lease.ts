@@ -9,8 +9,7 @@ import type { Handoff } from './lock-delay.js';
 import { LockError } from './lock-error.js';
 import type { PendingRevocation, RevocationOptions } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
-import { releaseChannel, traceRelease } from './diagnostics.js';
-import { traced } from '../client/diagnostics.js';
+import { isInternal, releaseChannel, traceRelease } from './diagnostics.js';
 
 export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
   /**
@@ -71,7 +70,7 @@ export class Lease implements AsyncDisposable {
       const revocation = this.revocationRequest();
       onData = (data) => revocation.observe(data);
     }
-    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended, this);
+    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended, isInternal(options) ? undefined : this);
     if (options.revocable && options.revocationPending) this.revocation!.inherit(options.revocationPending);
   }
 
@@ -208,7 +207,7 @@ export class Lease implements AsyncDisposable {
    * latter without a request of its own, once that delete is done).
    */
   release(): Promise<void> {
-    return traced(releaseChannel) ? traceRelease(this, () => this.releaseNow()) : this.releaseNow();
+    return releaseChannel.hasSubscribers && !isInternal(this.options) ? traceRelease(this, this.monitor.endedBy, () => this.releaseNow()) : this.releaseNow();
   }
 
   private async releaseNow(): Promise<void> {

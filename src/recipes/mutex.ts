@@ -24,7 +24,7 @@ import { proveFresh } from './session-liveness.js';
 import type { RevocationOptions } from './revocation.js';
 import { checkRevocationOptions } from './revocation.js';
 import type { AcquireMessage, LockKind } from './diagnostics.js';
-import { lockTraced, traceAcquire } from './diagnostics.js';
+import { isInternal, lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
@@ -78,8 +78,13 @@ export class QueueLock {
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
   async acquire(attempt: AcquireOptions = {}): Promise<Lease> {
     this.precheck();
-    if (lockTraced()) return traceAcquire(this.traceFacts(), (message) => this.join(attempt, true, message));
+    if (this.traced()) return traceAcquire(this.traceFacts(), (message) => this.join(attempt, true, message));
     return this.join(attempt, true);
+  }
+
+  /** Whether this lock's acquires are traced: someone listens, and it is not a semaphore's queue lock. */
+  private traced(): boolean {
+    return lockTraced() && !isInternal(this.options);
   }
 
   /** What this lock's events name (see diagnostics.ts). */
@@ -189,13 +194,14 @@ export class QueueLock {
    */
   async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
     this.precheck();
-    try {
-      const attempt = holdOnly(options);
-      return await (lockTraced() ? traceAcquire(this.traceFacts(), (message) => this.join(attempt, false, message)) : this.join(attempt, false));
-    } catch (error) {
-      if (error instanceof NotAcquired) return null;
-      throw error;
-    }
+    const attempt = holdOnly(options);
+    // Mapped inside the traced call, so a taken lock ends the trace with a null result, not an error.
+    const tryJoin = (message?: AcquireMessage): Promise<Lease | null> =>
+      this.join(attempt, false, message).catch((error: unknown) => {
+        if (error instanceof NotAcquired) return null;
+        throw error;
+      });
+    return this.traced() ? traceAcquire(this.traceFacts(), tryJoin) : tryJoin();
   }
 }
 

@@ -22,7 +22,7 @@ import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
-import { lockTraced, traceAcquire } from './diagnostics.js';
+import { internalLock, lockTraced, traceAcquire } from './diagnostics.js';
 
 export interface SemaphoreOptions extends LeaseMonitorOptions {
   ownerId?: string;
@@ -52,7 +52,8 @@ export class Semaphore {
     if (!Number.isInteger(maxLeases) || maxLeases < 1) {
       throw new LockError('INVALID_ARGUMENT', `a semaphore needs a whole number of leases >= 1, got ${String(maxLeases)}`, { path, op: 'semaphore' });
     }
-    const queueOptions: LockOptions = { ownerId: options.ownerId };
+    // Its events would be the semaphore's own told twice: traced is the semaphore's acquire alone.
+    const queueOptions: LockOptions = internalLock({ ownerId: options.ownerId });
     this.queue = new Mutex(client, joinPath(path, 'locks'), queueOptions);
     this.leasesPath = joinPath(path, 'leases');
     this.traceFacts = { lockPath: path, kind: 'semaphore', layout: 'curator' };

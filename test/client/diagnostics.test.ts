@@ -4,7 +4,8 @@ import type { RequestMessage, SessionMessage, WatchMessage } from '../../src/ind
 import { Mutex, ZooKeeperClient, acquireChannel, lostChannel, releaseChannel, requestChannel, revocationChannel, sessionChannel, watchChannel } from '../../src/index.js';
 import { RecipeFixture } from '../recipes/fixtures.js';
 import { channelLog } from '../support/channel-log.js';
-import { eventually } from '../support/wait.js';
+import { sessionBound } from '../support/bounds.js';
+import { eventually, nextEvent } from '../support/wait.js';
 
 const hex = (id: bigint): string => `0x${id.toString(16)}`;
 
@@ -39,8 +40,11 @@ describe('the client diagnostics channels (zklock:client:*)', () => {
     assert.equal(created.errorCode, undefined);
     assert.equal(failed.errorCode, 'NONODE');
     assert.equal((failed.error as { code: string }).code, 'NONODE');
-    // The payload is JSON-safe.
-    assert.doesNotThrow(() => JSON.stringify(failed));
+    // Every field but result and error is JSON-safe (a result may hold bigints: a getData's stat).
+    const { error, result, ...fields } = failed;
+    assert.equal(result, undefined);
+    assert.ok(error instanceof Error);
+    assert.doesNotThrow(() => JSON.stringify(fields));
   });
 
   it('zklock:client:session tells connect and close with the session id; zklock:client:watch each notification, before its watcher', async () => {
@@ -60,6 +64,20 @@ describe('the client diagnostics channels (zklock:client:*)', () => {
     const ours = log.seen.map((s) => s.message).filter((m) => m.event === 'closed' || m.sessionId === session);
     assert.deepEqual(ours.map((m) => m.event), ['connected', 'closed']);
     assert.equal(ours[0]!.server, `127.0.0.1:${zk.server.port}`);
+  });
+
+  it('zklock:client:session names the session that ended with expired, not the id the client has after it', async () => {
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 1200 });
+    const ended = hex(client.sessionId);
+    const log = channelLog<SessionMessage>(sessionChannel, (m) => m.event === 'expired');
+    const expired = nextEvent(client, 'expired', sessionBound(client.sessionTimeout));
+    proxy.blackhole('both');
+    await expired;
+    log.stop();
+    proxy.passThrough();
+    assert.equal(log.seen.length, 1);
+    assert.equal(log.seen[0]!.message.sessionId, ended);
+    assert.notEqual(ended, '0x0');
   });
 
   it('with no subscriber nothing is published or traced: no message is built on any channel', async () => {

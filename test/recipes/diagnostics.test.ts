@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import type { AcquireMessage, LeaseMessage, LostMessage, ReleaseMessage } from '../../src/index.js';
-import { MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, acquireChannel, lostChannel, releaseChannel, requestRevocation, revocationChannel } from '../../src/index.js';
+import type { AcquireMessage, LeaseMessage, LostMessage, ReleaseMessage, RequestMessage } from '../../src/index.js';
+import { MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, acquireChannel, lostChannel, releaseChannel, requestChannel, requestRevocation, revocationChannel } from '../../src/index.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { channelLog } from '../support/channel-log.js';
 import { eventually } from '../support/wait.js';
@@ -46,7 +46,55 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     assert.equal(done.result, lease);
     const first = log.seen.find((s) => s.event === 'asyncEnd' && s.message.node === holder.node)!.message;
     assert.equal(first.queuePosition, 0, 'the holder found nobody ahead');
-    assert.doesNotThrow(() => JSON.stringify({ ...done, result: undefined }));
+    // Every field but result (and error) is JSON-safe; the Lease is not (its ids are bigints).
+    const { result, ...fields } = done;
+    assert.doesNotThrow(() => JSON.stringify(fields));
+    assert.throws(() => JSON.stringify({ result }), TypeError);
+  });
+
+  it('tryAcquire on a taken mutex or read lock ends with a null result, not an error', async () => {
+    const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/try'));
+    const [a, b] = [await zk.client(), await zk.client()];
+    const holders = [await new Mutex(a, '/dg/try/m').acquire(), await new ReadWriteLock(a, '/dg/try/rw').writeLock.acquire()];
+    const before = log.seen.length;
+    assert.equal(await new Mutex(b, '/dg/try/m').tryAcquire(), null);
+    assert.equal(await new ReadWriteLock(b, '/dg/try/rw').readLock.tryAcquire(), null);
+    log.stop();
+    for (const lease of holders) await lease.release();
+    const tries = log.seen.slice(before);
+    const events = ['start', 'end', 'asyncStart', 'asyncEnd'];
+    assert.deepEqual(tries.map((s) => `${s.event} ${s.message.kind}`), [...events.map((e) => `${e} mutex`), ...events.map((e) => `${e} read`)]);
+    for (const done of [tries[3]!.message, tries[7]!.message]) {
+      assert.equal(done.result, null);
+      assert.equal(done.error, undefined);
+      assert.equal(done.errorCode, undefined);
+    }
+    await zk.assertNoNodes('/dg/try/m');
+  });
+
+  it("acquire: a waiter that queues again after its session expired keeps its first listing's queue position", async () => {
+    const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/requeue'));
+    const holder = await new Mutex(await zk.client(), '/dg/requeue').acquire();
+    const giveUp = new AbortController();
+    const second = new Mutex(await zk.client(), '/dg/requeue').acquire({ signal: giveUp.signal }).catch(() => undefined);
+    await eventually(async () => (await zk.children('/dg/requeue')).length === 2, ROUND_TRIPS_MS, 'the second queued');
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 1200 });
+    const third = new Mutex(client, '/dg/requeue').acquire({ timeout: 4 * sessionBound(client.sessionTimeout) });
+    await eventually(async () => (await zk.children('/dg/requeue')).length === 3, ROUND_TRIPS_MS, 'the third queued, two ahead');
+    // Cut off until the server expires its session; the second gives up meanwhile: queued again, it has one ahead.
+    proxy.blackhole('both');
+    giveUp.abort();
+    await second;
+    await eventually(async () => (await zk.children('/dg/requeue')).length === 1, sessionBound(client.sessionTimeout), 'the server expired the third');
+    proxy.passThrough();
+    await eventually(async () => (await zk.children('/dg/requeue')).length === 2, sessionBound(client.sessionTimeout), 'the third queued again');
+    await holder.release();
+    const lease = await third;
+    log.stop();
+    await lease.release();
+    const done = log.seen.find((s) => s.event === 'asyncEnd' && s.message.node === lease.node)!.message;
+    assert.equal(done.queuePosition, 2, 'two ahead in its first listing');
+    assert.equal(done.sessionId, hex(lease.sessionId));
   });
 
   it('acquire: a timeout is published on error with its code and the time waited', async () => {
@@ -92,6 +140,11 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     assert.ok(holdTime! >= 0 && message.length > 0);
     assert.deepEqual(rest, { lockPath: '/dg/lost', kind: 'mutex', node: lease.node, fencingToken: lease.fencingToken.toString(), sessionId: hex(client.sessionId), reason: 'NODE_DELETED' });
     assert.equal(lease.held, false);
+    // Its release afterwards says the lease was lost first.
+    const releases = channelLog<ReleaseMessage>(releaseChannel, under('/dg/lost'));
+    await lease.release();
+    releases.stop();
+    assert.equal(releases.seen[0]!.message.lostReason, 'NODE_DELETED');
   });
 
   it('lost: a holder cut off past its session timeout is told so, once', async () => {
@@ -121,7 +174,31 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     await lease.release();
   });
 
-  it('every recipe names its kind; a semaphore contains its queue mutex, a multi-lock its locks', async () => {
+  it("a semaphore's internal queue lock publishes nothing; a lost subscriber costs one read per semaphore acquire", async () => {
+    const client = await zk.client();
+    const session = hex(client.sessionId);
+    /** getData requests of one acquire/tryAcquire/release round on `path`, and what the lock channels told of it. */
+    const round = async (path: string, subscribed: boolean): Promise<{ reads: number; events: string[] }> => {
+      const logs = subscribed ? [channelLog<AcquireMessage>(acquireChannel, under(path)), channelLog<ReleaseMessage>(releaseChannel, under(path)), channelLog<LostMessage>(lostChannel, under(path))] : [];
+      const reads = channelLog<RequestMessage>(requestChannel, (m) => m.sessionId === session && m.op === 'getData' && m.path?.startsWith(`${path}/`) === true);
+      const semaphore = new Semaphore(client, path, 2);
+      const lease = await semaphore.acquire();
+      const second = await semaphore.tryAcquire();
+      assert.ok(second, 'a second slot is free');
+      await second.release();
+      await lease.release();
+      for (const log of [...logs, reads]) log.stop();
+      const events = logs.flatMap((log) => log.seen.filter((s) => s.event === 'asyncEnd' || s.event === 'publish').map((s) => `${s.event} ${s.message.lockPath}`));
+      return { reads: reads.seen.filter((s) => s.event === 'start').length, events };
+    };
+    const quiet = await round('/dg/sem-quiet', false);
+    const traced = await round('/dg/sem', true);
+    assert.deepEqual(traced.events, Array<string>(4).fill('asyncEnd /dg/sem'), 'two acquires, two releases, of the semaphore alone');
+    assert.equal(traced.reads, quiet.reads + 2, `one read per acquire (${quiet.reads} reads unsubscribed, ${traced.reads} subscribed)`);
+    await zk.assertNoNodes('/dg/sem/leases');
+  });
+
+  it('every recipe names its kind; a multi-lock contains its locks', async () => {
     const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/kinds'));
     const client = await zk.client();
     const rw = new ReadWriteLock(client, '/dg/kinds/rw');
@@ -139,7 +216,6 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     assert.deepEqual(done, [
       'held read /dg/kinds/rw',
       'held simple /dg/kinds/simple',
-      'held mutex /dg/kinds/sem/locks',
       'held semaphore /dg/kinds/sem',
       'held mutex /dg/kinds/m1',
       'ABORTED write /dg/kinds/rw',
