@@ -39,6 +39,13 @@ describe('zklock: consistent options, timeouts and messages', () => {
     assert.ok(held.node && lease.node);
   });
 
+  it('ls does not take a folder with an empty locks child for a semaphore (nothing shows it is one)', async () => {
+    await client.ensurePath('/ls-empty/locks');
+    const result = await runCli(['ls', '--json'], { ZOOKEEPER_CONNECT: `${server.connectString}/ls-empty` });
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), [], 'an empty /locks is a folder made ahead of any lock, not a semaphore at /');
+  });
+
   it('exec takes its options after the lock path when the command follows "--", else says where they go', async () => {
     await using held = await new Mutex(client, '/cli/after-path').acquire();
     const taken = await runCli(['exec', '/cli/after-path', '--try', '--', process.execPath, '-e', ''], env);
