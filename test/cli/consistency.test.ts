@@ -56,6 +56,11 @@ describe('zklock: consistent options, timeouts and messages', () => {
     const unknown = await runCli(['exec', '/cli/after-path', '--tryy', '--', 'echo', 'hi'], env);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /"--tryy" between the lock path and "--" is not an option of exec/);
+    for (const args of [['/cli/after-path', '--help', '--', 'true'], ['/cli/after-path', '--try', '-h', '--', 'true'], ['/cli/after-path', '--help']]) {
+      const help = await runCli(['exec', ...args], env);
+      assert.equal(help.code, 0, `zklock exec ${args.join(' ')} shows the help: ${help.stderr}`);
+      assert.match(help.stdout, /Usage: zklock exec/);
+    }
     assert.ok(held.node);
   });
 
