@@ -2,7 +2,8 @@
 # Installs the system packages zklock's tests, demo, benchmarks and chaos run need on
 # Debian/Ubuntu: Java and ZooKeeper (the real servers the tests run against), and the peers that
 # contend on the same locks: kazoo (Python), and Apache Curator with a JDK to compile its
-# contender (javac). Does nothing when they are already there.
+# contender (javac); and Chromium, the browser `zklock ui`'s tests drive (through playwright-core,
+# which never downloads a browser of its own here). Does nothing when they are already there.
 set -euo pipefail
 
 missing=()
@@ -17,9 +18,11 @@ command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 # slf4j-nop silences Curator's logging (chaos/peers/java.ts puts it on the class path); libcurator
 # pulls libslf4j-java in, but a machine that has Curator some other way may lack it.
 [ -f /usr/share/java/slf4j-nop.jar ] || missing+=(libslf4j-java)
+# test/cli/ui.test.ts drives Debian's Chromium (test/cli/helpers/browser.ts).
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-system-deps: java, javac, zookeeper, kazoo, curator and slf4j are present"
+  echo "install-system-deps: java, javac, zookeeper, kazoo, curator, slf4j and chromium are present"
   exit 0
 fi
 

@@ -9,6 +9,7 @@ import { releaseCommand } from './commands/release.js';
 import { revokeCommand } from './commands/revoke.js';
 import { serverCommand } from './commands/server.js';
 import { statusCommand } from './commands/status.js';
+import { uiCommand } from './commands/ui.js';
 import { demoWorkerCommand } from './demo/worker.js';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 
@@ -19,6 +20,7 @@ Examples:
   zklock exec /locks/backup -- ./backup.sh     run a command holding a lock
   zklock status /locks/backup                  who holds it, who waits
   zklock ls /locks                             every lock under /locks
+  zklock ui --root /locks                      every lock under /locks, live in the browser
   zklock revoke /locks/backup                  ask its holder to let go (Curator's protocol)
   zklock server --ensemble 3                   a local ensemble for development
   zklock demo                                  the self-checking demo
@@ -34,7 +36,7 @@ function program(): Command {
     .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`);
-  for (const command of [execCommand(), statusCommand(), lsCommand(), revokeCommand(), releaseCommand(), serverCommand(), demoCommand()]) root.addCommand(command);
+  for (const command of [execCommand(), statusCommand(), lsCommand(), uiCommand(), revokeCommand(), releaseCommand(), serverCommand(), demoCommand()]) root.addCommand(command);
   root.addCommand(demoWorkerCommand(), { hidden: true });
   // Commander exits by itself on usage errors (code 1); route them through one place so usage errors exit 2 as documented.
   const exitOverride = (error: CommanderError): never => {

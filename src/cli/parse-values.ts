@@ -14,14 +14,22 @@ export function parseDuration(text: string): number {
 
 /** A duration that must be more than 0 (a session or connect timeout). */
 export function parsePositiveDuration(text: string): number {
-  const ms = parseDuration(text);
-  if (ms <= 0) throw new InvalidArgumentError(`expected a duration of more than 0, got "${text}"`);
-  return ms;
+  return positive(parseDuration(text), text);
 }
 
 /** A duration for a wait the lock recipes bound themselves (they chain timers): any length, e.g. 720h. */
 export function parseLongDuration(text: string): number {
   return atMost(parseAnyDuration(text), Number.MAX_SAFE_INTEGER, text);
+}
+
+/** A long duration (see parseLongDuration) that must be more than 0: a bound on a hold. */
+export function parsePositiveLongDuration(text: string): number {
+  return positive(parseLongDuration(text), text);
+}
+
+function positive(ms: number, text: string): number {
+  if (ms <= 0) throw new InvalidArgumentError(`expected a duration of more than 0, got "${text}"`);
+  return ms;
 }
 
 function parseAnyDuration(text: string): number {
@@ -40,6 +48,13 @@ export function parsePositiveInteger(text: string): number {
   if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(value) || value < 1) {
     throw new InvalidArgumentError(`expected a whole number >= 1, got "${text}"`);
   }
+  return value;
+}
+
+/** A TCP port to listen on; 0 lets the system choose a free one. */
+export function parsePort(text: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value > 65535) throw new InvalidArgumentError(`expected a port from 0 to 65535, got "${text}"`);
   return value;
 }
 

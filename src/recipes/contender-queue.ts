@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import { abandon, giveUpNode } from './abandon.js';
@@ -16,6 +17,8 @@ import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { holdsNoUserData, recordsRelease } from './release-record.js';
 import { createMayHaveRun, isTransient } from './transient.js';
+import type { Handoff, ParentRead } from './lock-delay.js';
+import { joinedHandoff } from './lock-delay.js';
 
 export interface QueueOptions extends QueueWait {
   layout: Layout;
@@ -30,6 +33,8 @@ export interface QueueOptions extends QueueWait {
   previous?: ReleasedContender;
   /** Shared by the acquisitions of one lock: whether the last look for a release record found none. */
   records: { missed: boolean };
+  /** Exclusive queue locks only, > 0 or absent: how long (ms) a holder after an unclean handoff waits before resolving (see lock-delay.ts). */
+  lockDelay?: number;
   /** A traced acquire's message: the queue position goes there (see diagnostics.ts). */
   trace?: AcquireMessage | undefined;
 }
@@ -45,6 +50,9 @@ export interface QueuedNode {
 export interface HeldNode extends QueuedNode {
   /** The lock path's data version a release record naming our node may replace (see release-record.ts); null: release without one. */
   recordOver: number | null;
+  /** With a lockDelay: how the lock came to us, and how long (ms) the acquire waited for that. */
+  handoff?: Handoff;
+  delayed?: number;
 }
 
 /** Someone deleted our node while it waited (an operator, a forced release): our place in the queue is gone. */
@@ -83,10 +91,18 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
     const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, {
       previous: o.previous,
       failOnExpiry: o.failOnExpiry,
+      readFirst: o.lockDelay !== undefined,
+      container: o.lockDelay === undefined,
     });
     try {
-      const recordOver = await waitForTurn(o, node);
-      return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver };
+      const turn = await waitForTurn(o, node);
+      if (!o.lockDelay || !turn.handoff) return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver: turn.recordOver ?? null };
+      let { recordOver } = turn;
+      let delayed = 0;
+      if (turn.handoff.kind === 'clean') recordOver ??= await recordVersion(o, node);
+      // Not clean: the data is read again while we wait anyway, so that our release leaves a record at a version still current.
+      else [recordOver, delayed] = await Promise.all([recordVersion(o, node), delayTurn(o, node, turn.handoff.seenAt + o.lockDelay)]);
+      return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver, handoff: turn.handoff.kind, delayed };
     } catch (error) {
       if (error instanceof SessionLost) {
         if (o.failOnExpiry) throw new LockError('SESSIONEXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' });
@@ -103,6 +119,10 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
 export interface Created extends QueuedNode {
   /** The parent's children, listed right after the create in the same session; null when the sequence proved ours the only contender, or no listing was asked for. */
   children: string[] | null;
+  /** With `readFirst`: the parent read right before the create (none when its answer was lost). */
+  before?: ParentRead;
+  /** The parent's stat in the listing (none without a listing, or when the create's reply was lost). */
+  listed?: Stat;
 }
 
 /**
@@ -132,15 +152,21 @@ export async function createProtected(
     session?: bigint;
     /** False for a node that waits for nobody (a semaphore's lease): no listing of the parent. */
     list?: boolean;
+    /** Read the parent right before the create, in the same round trip (see lock-delay.ts). */
+    readFirst?: boolean;
+    /** False: a missing parent is made PERSISTENT, not as a container the server may reap (and forget the lock's history with). */
+    container?: boolean;
   } = {},
 ): Promise<Created> {
-  const { previous, session: only, list: listed = true } = options;
+  const { previous, session: only, list: listed = true, readFirst = false, container = true } = options;
   const failOnExpiry = options.failOnExpiry === true || only !== undefined;
   for (;;) {
     deadline.check();
     const { prefix, protectionId } = name();
     const session = client.sessionId;
     if (only !== undefined && session !== only) throw sessionEnded(parent);
+    // Sent first: one session's requests run in order, so it reads the parent as it was before our create.
+    const reading = readFirst ? readLockPath(client, parent, deadline).catch(() => undefined) : undefined;
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
     const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.requestSignal });
     const list = previous || !listed ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
@@ -150,11 +176,12 @@ export async function createProtected(
       ours = { path: created.path, owner: created.stat.ephemeralOwner };
       const name = created.path.slice(created.path.lastIndexOf('/') + 1);
       const seq = Number(name.slice(prefix.length));
+      const before = await reading;
       if (!listed || (previous && provenSole(previous, { seq, czxid: created.stat.czxid }))) {
-        return { path: created.path, name, seq, stat: created.stat, children: null };
+        return { path: created.path, name, seq, stat: created.stat, children: null, before };
       }
-      const { children } = await (list ?? client.getChildren(parent, { signal: deadline.requestSignal }));
-      return { path: created.path, name, seq, stat: created.stat, children };
+      const { children, stat } = await (list ?? client.getChildren(parent, { signal: deadline.requestSignal }));
+      return { path: created.path, name, seq, stat: created.stat, children, before, listed: stat };
     } catch (error) {
       list?.catch(() => undefined);
       if (!(error instanceof ZooKeeperError)) throw error;
@@ -165,7 +192,7 @@ export async function createProtected(
       }
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
-        await deadline.race(client.ensurePath(parent, { container: true, signal: deadline.requestSignal }));
+        await deadline.race(client.ensurePath(parent, { container, signal: deadline.requestSignal }));
       } else if (createMayHaveRun(error)) {
         // The create may have run: adopt its node, or, when we give up, make sure it goes.
         try {
@@ -232,11 +259,19 @@ async function adoptAfterConnectionLoss(
   }
 }
 
-/** Resolves when our node holds the lock, with the version of the lock path a release record may replace (null: release without one). */
-async function waitForTurn(o: QueueOptions, node: Created): Promise<number | null> {
+interface Turn {
+  /** The lock path's data version a release record may replace; null: release without one; undefined: not read (see lock-delay.ts). */
+  recordOver: number | null | undefined;
+  /** With a lockDelay: how the lock came to us, and when (performance.now()) we saw the last holder go. */
+  handoff?: { kind: Handoff; seenAt: number };
+}
+
+/** Resolves when our node holds the lock, with what our release may record and, with a lockDelay, how the lock came to us. */
+async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
   if (node.children === null) {
     if (o.trace) o.trace.queuePosition = 0;
-    return null;
+    // Our own last hold, and nobody queued since (provenSole): clean when its holder let it go, not when a hold limit forced it.
+    return { recordOver: overOf(node.before), handoff: o.lockDelay ? { kind: o.previous?.forced ? 'unclean' : 'clean', seenAt: performance.now() } : undefined };
   }
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
@@ -250,7 +285,12 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
     ahead = await untilAnswered(o, owner, () => presentBlockers(o, ahead));
     if (ahead.length > 0) throw new NotAcquired();
   }
+  if (ahead.length === 0 && o.lockDelay) {
+    return { recordOver: overOf(node.before), handoff: { kind: joinedHandoff(node.before, node.listed, node.seq), seenAt: performance.now() } };
+  }
   let recordOver: number | null = null;
+  /** The blocker whose deletion let us in, when we saw it go, and the lock path as read after that. */
+  let last: { gone: Contender; data: Buffer | undefined; seenAt: number; read?: RecordRead } | undefined;
   const ours = ahead.length > 0 ? watchOwnNode(o.client, node.path) : undefined;
   let lookahead: Lookahead | undefined;
   try {
@@ -258,23 +298,45 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<number | nul
       const gone = ahead[0]!;
       lookahead = followsRest(o.kind, ahead) ? new Lookahead(o, ahead.slice(1), owner) : undefined;
       const data = await waitUntilGone(o, gone, owner);
+      last = { gone, data, seenAt: performance.now() };
       if (ours?.deleted) throw new NodeLost();
       if (await lookahead?.clear()) break;
       lookahead?.stop();
       const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, data), ahead.slice(1), owner);
       ahead = check.blocking;
-      if (check.recordOver !== undefined) recordOver = check.recordOver;
+      if (check.record) recordOver = (last.read = check.record).over;
     }
-    // Its deletion may have been notified while the last check was on its way.
-    if (ours?.deleted) throw new NodeLost();
+    if (o.lockDelay && last) {
+      // Read after the deletion of the blocker that let us in, unless the check did: a record naming it proves a clean handoff (see release-record.ts).
+      const { gone, data } = last;
+      const read = (last.read ??= await untilAnswered(o, owner, () => readRecord(o, gone.name)));
+      // Unclean only when records are left here and the one that let us in was zklock's: a node gone before we read it could be anyone's.
+      const kind = read.namesGone ? 'clean' : read.over !== null && data !== undefined && writtenByZklock(data) ? 'unclean' : 'unknown';
+      return afterWait(o, node, ours, { recordOver: read.over, handoff: { kind, seenAt: last.seenAt } });
+    }
+    return afterWait(o, node, ours, { recordOver: o.kind === 'exclusive' ? recordOver : null });
   } finally {
     ours?.ignore();
     lookahead?.stop();
   }
-  // A getData queued across an expiry runs on the new session: our node may be gone although every blocker went.
+}
+
+/**
+ * The checks between our last blocker's deletion and our turn. Its deletion may have been
+ * notified while the last check was on its way; a getData queued across an expiry runs on the
+ * new session: our node may be gone although every blocker went. Having read the lock path while
+ * waiting, we likely have someone queued behind us: `turn` tells them how we went.
+ */
+function afterWait(o: QueueOptions, node: Created, ours: { readonly deleted: boolean } | undefined, turn: Turn): Turn {
+  if (ours?.deleted) throw new NodeLost();
   if (o.client.sessionId !== node.stat.ephemeralOwner) throw new SessionLost();
-  // Having read the lock path while waiting, we likely have someone queued behind us: tell them how we went.
-  return o.kind === 'exclusive' ? recordOver : null;
+  return turn;
+}
+
+/** The version a record of ours may replace, from the read before our create: undefined when there was none to go by. */
+function overOf(before: ParentRead | undefined): number | null | undefined {
+  if (before === undefined || before === 'missing') return undefined;
+  return before !== 'refused' && holdsNoUserData(before.data) ? before.stat.version : null;
 }
 
 /**
@@ -319,8 +381,8 @@ function watchOwnNode(client: ZooKeeperClient, path: string): { readonly deleted
 interface Check {
   /** The candidates that still block us, nearest first. */
   blocking: Contender[];
-  /** Set when the lock path was read: the version a release record may replace, or null when it holds someone's data. */
-  recordOver?: number | null;
+  /** Set when the lock path was read after `gone` went. */
+  record?: RecordRead;
 }
 
 /**
@@ -343,9 +405,9 @@ async function stillBlocking(o: QueueOptions, gone: string, lookForRecord: boole
     plain?.catch(() => undefined);
     if (reading) {
       record = await reading;
-      if (record.namesGone) return { blocking: [], recordOver: record.over };
+      if (record.namesGone) return { blocking: [], record };
     }
-    return { blocking: await (plain ?? presentBlockers(o, candidates)), recordOver: record?.over };
+    return { blocking: await (plain ?? presentBlockers(o, candidates)), record };
   });
 }
 
@@ -382,3 +444,38 @@ async function readRecord(o: QueueOptions, gone: string): Promise<RecordRead> {
   return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null };
 }
 
+/** The version of the lock path's data a record of ours may replace, read while we hold (or are about to): null when it holds someone's data or we may not read it. */
+async function recordVersion(o: QueueOptions, node: Created): Promise<number | null> {
+  return untilAnswered(o, node.stat.ephemeralOwner, async () => overOf(await readLockPath(o.client, o.lockPath, o.deadline)) ?? null);
+}
+
+/** The lock path's data and stat, or 'missing', or 'refused' (NOAUTH). */
+async function readLockPath(client: ZooKeeperClient, path: string, deadline: Deadline): Promise<ParentRead> {
+  try {
+    return await client.getData(path, { signal: deadline.requestSignal });
+  } catch (error) {
+    if (error instanceof ZooKeeperError && (error.code === 'NONODE' || error.code === 'NOAUTH')) return error.code === 'NONODE' ? 'missing' : 'refused';
+    throw error;
+  }
+}
+
+/**
+ * Holds our node until `until` (performance.now()), the lock-delay after an unclean handoff (see
+ * lock-delay.ts), bounded by the deadline. Resolves with how long it waited. Our node deleted
+ * meanwhile, or our session gone, and we queue again as a waiter would.
+ */
+async function delayTurn(o: QueueOptions, node: Created, until: number): Promise<number> {
+  const wait = until - performance.now();
+  if (wait <= 0) return 0;
+  // A deletion later than the watch's answer is the lease monitor's to report, as for any holder.
+  const ours = watchOwnNode(o.client, node.path);
+  try {
+    // Rejects at once when the deadline passes; check() then throws its LockError.
+    await sleep(wait, undefined, { signal: o.deadline.requestSignal }).catch(() => undefined);
+    o.deadline.check();
+    afterWait(o, node, ours, { recordOver: null });
+    return wait;
+  } finally {
+    ours.ignore();
+  }
+}

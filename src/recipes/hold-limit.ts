@@ -1,6 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { LockError } from './lock-error.js';
 
+/**
+ * Starts a lease's hold clock. A symbol the package does not export: only the locks bound a hold,
+ * from options checkHoldOptions accepted, as they hand the lease out (never a lease already ended).
+ */
+export const limitHold: unique symbol = Symbol('limitHold');
+
 /** A bound on how long a lease may be held (Curator's CURATOR-28): see Lease.holdLimit. */
 export interface HoldOptions {
   /**
@@ -28,6 +34,8 @@ export interface HoldLimit {
 /** INVALID_ARGUMENT, naming the path, for a bound that is not a finite number of ms > 0, or a `forceReleaseAfter` without `maxHold`. */
 export function checkHoldOptions(options: HoldOptions, path: string | undefined, op: string): void {
   const { maxHold, forceReleaseAfter } = options;
+  // Every acquire comes here (Deadline): most have no bound, and need no array of them.
+  if (maxHold === undefined && forceReleaseAfter === undefined) return;
   for (const [name, value] of [['maxHold', maxHold], ['forceReleaseAfter', forceReleaseAfter]] as const) {
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)) {
       throw new LockError('INVALID_ARGUMENT', `${name} must be a finite number of ms > 0, got ${String(value)}`, { path, op });
@@ -45,9 +53,9 @@ export function holdLimitFrom(options: HoldOptions): HoldLimit | undefined {
 }
 
 /** Hands `lease` out: its hold's clock starts now if `options` bound it. */
-export function startHold<T extends { limitHold(limit: HoldLimit): void }>(lease: T, options: HoldOptions): T {
+export function startHold<T extends { [limitHold](limit: HoldLimit): void }>(lease: T, options: HoldOptions): T {
   const limit = holdLimitFrom(options);
-  if (limit) lease.limitHold(limit);
+  if (limit) lease[limitHold](limit);
   return lease;
 }
 

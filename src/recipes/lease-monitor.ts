@@ -43,7 +43,9 @@ export class LeaseMonitor {
   /** The node watch could not be set (connection lost): set it on the next reconnect. */
   private rewatch = false;
   private rewatchTimer: NodeJS.Timeout | undefined;
-  /** Cancels the pending step of a bounded hold (see limitHold): its expiry, then its forced release. */
+  /** The bound on the hold (see limitHold), and what deletes our node once its grace is over. */
+  private hold: { limit: HoldLimit; force: () => void } | undefined;
+  /** Cancels the pending step of a bounded hold: its expiry, then its forced release. */
   private cancelHold: (() => void) | undefined;
   private watching = false;
   private readonly unsubscribe: () => void;
@@ -126,20 +128,30 @@ export class LeaseMonitor {
   }
 
   /**
-   * Ends the lease with HOLD_EXPIRED at `limit.expiresAt` unless it ended first (lost, released);
-   * then, with `forceReleaseAfter`, runs `force` that much later unless released or handed over
-   * first. Unref'd: a bound never keeps the process alive.
+   * Ends the lease with HOLD_EXPIRED at `limit.expiresAt` (at once if that has passed) unless it
+   * ended first (lost, released); then, with `forceReleaseAfter`, runs `force` that much later
+   * unless released or handed over first. Unref'd: a bound never keeps the process alive.
    */
   limitHold(limit: HoldLimit, force: () => void): void {
-    if (this.lost) return;
-    this.cancelHold = timerAt(
-      limit.expiresAt,
-      () => {
-        this.lose('HOLD_EXPIRED', `held for its maxHold of ${limit.maxHold} ms; the node stays until released`);
-        if (limit.forceReleaseAfter !== undefined) this.cancelHold = timerAt(limit.expiresAt + limit.forceReleaseAfter, force, true);
-      },
-      true,
-    );
+    this.hold = { limit, force };
+    if (this.lost) {
+      if (this.lost.reason === 'SESSION_MAY_HAVE_EXPIRED') this.armForce();
+    } else if (limit.expiresAt <= performance.now()) this.expireHold();
+    else this.cancelHold = timerAt(limit.expiresAt, () => this.expireHold(), true);
+  }
+
+  private expireHold(): void {
+    this.lose('HOLD_EXPIRED', `held for its maxHold of ${this.hold!.limit.maxHold} ms; the node stays until released`);
+  }
+
+  /**
+   * The forced release, due at the end of the grace. Armed only after the loss's abort listeners
+   * ran: one that released the lease (or a downgrade's handover) must leave no delete behind.
+   */
+  private armForce(): void {
+    const { limit, force } = this.hold!;
+    if (limit.forceReleaseAfter === undefined || this.stopped) return;
+    this.cancelHold = timerAt(limit.expiresAt + limit.forceReleaseAfter, force, true);
   }
 
   private lostError(lost: { reason: LockLostReason; message: string }): LockLostError {
@@ -201,6 +213,9 @@ export class LeaseMonitor {
     if (reason !== 'RELEASED' && this.lease && lostChannel.hasSubscribers) publishLost(this.lease, reason, message);
     this.controller?.abort(this.lostError(this.lost));
     this.detach();
+    // The node outlives these two losses: a hung holder must not keep it (a session that did
+    // expire meanwhile makes the delete a no-op: deleteGuaranteed checks the owner).
+    if (this.hold && (reason === 'HOLD_EXPIRED' || reason === 'SESSION_MAY_HAVE_EXPIRED')) this.armForce();
     this.onEnd?.();
   }
 
@@ -213,7 +228,7 @@ export class LeaseMonitor {
   stop(nodeKept: boolean): void {
     this.lose('RELEASED', 'the lease was released');
     this.stopped = true;
-    // An expired hold is already lost, so lose() did not detach: its forced release is due still.
+    // Lost already (an expired hold, a lapsed proof), so lose() did not run: a forced release may be due still.
     this.cancelHold?.();
     // Best effort: a watcher left behind only delays its own garbage collection (it ignores events once stopped).
     if (nodeKept && this.watching) this.client.removeWatcher(this.nodePath, this.watcher).catch(() => undefined);
@@ -221,7 +236,7 @@ export class LeaseMonitor {
 
   private detach(): void {
     clearTimeout(this.rewatchTimer);
-    // A loss ends the hold's clock; an expiry arms the forced release only after this.
+    // A loss ends the hold's clock; lose() arms the forced release, if still due, only after this.
     this.cancelHold?.();
     this.unsubscribe();
     this.unwatchLiveness();

@@ -2,8 +2,10 @@ import type { Op, OpResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import type { HoldLimit } from './hold-limit.js';
+import { limitHold } from './hold-limit.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
+import type { Handoff } from './lock-delay.js';
 import { LockError } from './lock-error.js';
 import type { PendingRevocation, RevocationOptions } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
@@ -23,8 +25,8 @@ export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
 
 /** What the lock that made a lease wants from its release. */
 export interface ReleaseHooks {
-  /** Called once a release has the server's word that our node is gone. */
-  deleted?: () => void;
+  /** Called once a release (`forced`: the hold limit's forced release, not the holder's) has the server's word that our node is gone. */
+  deleted?: (forced: boolean) => void;
   /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-record.ts). */
   record?: { data: Buffer; version: number };
   /** Called once when the lease ends: lost (as far as it knows), or released or handed over by its holder, before anything is deleted. */
@@ -60,6 +62,8 @@ export class Lease implements AsyncDisposable {
     readonly stat: Stat,
     private readonly options: LeaseOptions = {},
     private readonly hooks: ReleaseHooks = {},
+    /** Set by a lock with a lockDelay (see lock-delay.ts): how the lock came to us, and how long the acquire waited for that. */
+    private readonly after?: { kind: Handoff; delayed: number },
   ) {
     let onData: ((data: Buffer) => void) | undefined;
     if (options.revocable) {
@@ -94,6 +98,20 @@ export class Lease implements AsyncDisposable {
     return this.stat.czxid;
   }
 
+  /**
+   * How the lock came to this lease, on locks made with a `lockDelay` (undefined otherwise):
+   * `clean` when the last holder released it, `unclean` or `unknown` when that is not proven
+   * (see README, *Lock-delay*); the acquire then waited `lockDelayed` ms before resolving.
+   */
+  get handoff(): Handoff | undefined {
+    return this.after?.kind;
+  }
+
+  /** Ms the acquire held our node before resolving, after a handoff not proven clean; 0 when it did not wait. */
+  get lockDelayed(): number {
+    return this.after?.delayed ?? 0;
+  }
+
   /** The session that owns the node. */
   get sessionId(): bigint {
     return this.stat.ephemeralOwner;
@@ -126,12 +144,11 @@ export class Lease implements AsyncDisposable {
   }
 
   /**
-   * Starts the hold's clock (see HoldOptions); the locks call it as they hand the lease out. At
-   * `expiresAt` the signal aborts with HOLD_EXPIRED, unless the lease ended first; with
+   * Starts the hold's clock (see HoldOptions); only the locks call it, as they hand the lease out.
+   * At `expiresAt` the signal aborts with HOLD_EXPIRED, unless the lease ended first; with
    * `forceReleaseAfter`, our client deletes the node that much later, unless it was released.
    */
-  limitHold(limit: HoldLimit): void {
-    if (this.hold) throw new LockError('INVALID_ARGUMENT', 'the lease already has a hold limit', { path: this.node, op: 'limitHold' });
+  [limitHold](limit: HoldLimit): void {
     this.hold = limit;
     this.monitor.limitHold(limit, () => this.forceRelease());
   }
@@ -145,7 +162,7 @@ export class Lease implements AsyncDisposable {
     const { client, node, stat } = this;
     this.forced = deleteGuaranteed(client, node, stat.ephemeralOwner, this.options.reusableName ? { czxid: stat.czxid } : {}).then(
       (deleted) => {
-        if (deleted) this.hooks.deleted?.();
+        if (deleted) this.hooks.deleted?.(true);
         return true;
       },
       // Refused (NOAUTH on the parent, say): the node stays until release(), which reports why.
@@ -208,7 +225,7 @@ export class Lease implements AsyncDisposable {
       this.stat.ephemeralOwner,
       this.options.reusableName ? { czxid: this.stat.czxid } : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
     );
-    if (deleted) this.hooks.deleted?.();
+    if (deleted) this.hooks.deleted?.(false);
   }
 
   /**

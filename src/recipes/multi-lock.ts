@@ -2,7 +2,7 @@ import { LockError } from './lock-error.js';
 import type { AcquireOptions } from './deadline.js';
 import { Deadline } from './deadline.js';
 import type { HoldLimit, HoldOptions } from './hold-limit.js';
-import { checkHoldOptions, startHold } from './hold-limit.js';
+import { checkHoldOptions, limitHold, startHold } from './hold-limit.js';
 import type { LockState } from './inspect.js';
 import type { Lease } from './lease.js';
 import type { QueueLock } from './mutex.js';
@@ -39,10 +39,9 @@ export class MultiLease implements AsyncDisposable {
   }
 
   /** One bound for the whole set: every lease gets the same, so the combined signal aborts with HOLD_EXPIRED at its end. */
-  limitHold(limit: HoldLimit): void {
-    if (this.hold) throw new LockError('INVALID_ARGUMENT', 'the multi-lease already has a hold limit', { op: 'limitHold' });
+  [limitHold](limit: HoldLimit): void {
     this.hold = limit;
-    for (const lease of this.leases) lease.limitHold(limit);
+    for (const lease of this.leases) lease[limitHold](limit);
   }
 
   get fencingTokens(): bigint[] {

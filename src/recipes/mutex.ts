@@ -17,6 +17,7 @@ import { refuseInside, runSection, sectionOf } from './reentrancy.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { releaseRecord } from './release-record.js';
+import { checkLockDelay } from './lock-delay.js';
 import { isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
@@ -34,6 +35,17 @@ export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
   failOnSessionExpiry?: boolean;
 }
 
+/** Options of the exclusive queue locks (Mutex, NonReentrantMutex). */
+export interface MutexOptions extends LockOptions {
+  /**
+   * Ms an acquire that follows an unclean handoff (the last holder's session expired, or its node
+   * was deleted by someone else) keeps our node before resolving, so that the old holder has
+   * time to notice its loss; a clean release passes the lock on at once. 0 (default): off. See
+   * README, *Lock-delay*, and lock-delay.ts.
+   */
+  lockDelay?: number;
+}
+
 /**
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
  * contender. Mutex and the read/write lock's two sides are this with a name and a kind.
@@ -47,16 +59,19 @@ export class QueueLock {
   private recordRefused = false;
   private readonly records = { missed: false };
   private readonly ownerData: Buffer;
+  /** 0 (off) or > 0: exclusive 'lock' queues only (readers releasing at once would fight over one record). */
+  private readonly lockDelay: number;
 
   constructor(
     protected readonly client: ZooKeeperClient,
     readonly lockPath: string,
     private readonly kind: ContenderKind,
     private readonly role: 'lock' | 'rw',
-    protected readonly options: LockOptions = {},
+    protected readonly options: MutexOptions = {},
   ) {
     validatePath(lockPath, 'lock');
     checkRevocationOptions(options, lockPath);
+    this.lockDelay = kind === 'exclusive' && role === 'lock' ? checkLockDelay(options.lockDelay, lockPath) : 0;
     this.ownerData = ownerData(options.ownerId);
   }
 
@@ -98,6 +113,7 @@ export class QueueLock {
         wait,
         previous: this.uncontended ? previous : undefined,
         records: this.records,
+        lockDelay: this.lockDelay || undefined,
       });
       await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
       const lease = this.lease(node, previous);
@@ -119,10 +135,10 @@ export class QueueLock {
       // Spelled out rather than spread: a spread gives each lease's hooks a hidden class of its own.
       new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
         ended: hooks.ended,
-        deleted: () => (this.released = held),
+        deleted: (forced) => (this.released = forced ? { ...held, forced } : held),
         record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
         recordRefused: () => (this.recordRefused = true),
-      }),
+      }, node.handoff && { kind: node.handoff, delayed: node.delayed ?? 0 }),
     );
   }
 
@@ -190,7 +206,7 @@ export class QueueLock {
  * Unrelated concurrent tasks of this process queue like anyone else.
  */
 export class Mutex extends QueueLock {
-  constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
+  constructor(client: ZooKeeperClient, lockPath: string, options: MutexOptions = {}) {
     super(client, lockPath, 'exclusive', 'lock', options);
   }
 
@@ -217,7 +233,7 @@ export class Mutex extends QueueLock {
  * once with WOULD_DEADLOCK instead of waiting for itself forever.
  */
 export class NonReentrantMutex extends QueueLock {
-  constructor(client: ZooKeeperClient, lockPath: string, options: LockOptions = {}) {
+  constructor(client: ZooKeeperClient, lockPath: string, options: MutexOptions = {}) {
     super(client, lockPath, 'exclusive', 'lock', options);
   }
 }

@@ -1,5 +1,6 @@
 import type { DataResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
+import { limitHold } from './hold-limit.js';
 import { Lease } from './lease.js';
 import { LockError } from './lock-error.js';
 import type { LockOptions } from './mutex.js';
@@ -66,10 +67,12 @@ export class ReadWriteLock {
         stat = await this.afterLostWrite(writeLease, read.stat.version);
       }
     }
+    // The round trips took time: the hold may have expired meanwhile (and its forced release begun).
+    if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held (its hold may have expired during the downgrade); the node stays marked until it is released', where);
     const pending = writeLease.handOver();
     const readLease = tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: { ...pending, requested: pending.requested || requested } }, hooks));
     // The same hold goes on: its bound does not restart (the write lease's timers ended with handOver).
-    if (writeLease.holdLimit) readLease.limitHold(writeLease.holdLimit);
+    if (writeLease.holdLimit) readLease[limitHold](writeLease.holdLimit);
     return readLease;
   }
 

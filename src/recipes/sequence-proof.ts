@@ -2,6 +2,8 @@
 export interface ReleasedContender {
   seq: number;
   czxid: bigint;
+  /** Deleted by our client's forced release (a hold limit, see hold-limit.ts), not by its holder: not a clean handoff (see lock-delay.ts). */
+  forced?: boolean;
 }
 
 /**

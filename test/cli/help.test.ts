@@ -12,7 +12,7 @@ describe('zklock --help and --version', () => {
     assert.equal(result.stdout.trim(), pkg.version);
   });
 
-  for (const command of [[], ['exec'], ['status'], ['ls'], ['revoke'], ['release'], ['server'], ['demo']]) {
+  for (const command of [[], ['exec'], ['status'], ['ls'], ['ui'], ['revoke'], ['release'], ['server'], ['demo']]) {
     it(`zklock ${[...command, '--help'].join(' ')} shows examples and the exit codes`, async () => {
       const result = await runCli([...command, '--help']);
       assert.equal(result.code, 0, result.stderr);

@@ -76,10 +76,22 @@ describe('zklock exec --max-hold', () => {
   });
 
   it('--force-release-after without --max-hold is a usage error (exit 2); so is a zero --max-hold', async () => {
-    for (const flags of [['--force-release-after', '1s'], ['--max-hold', '0']]) {
+    const cases: [string[], RegExp][] = [
+      [['--force-release-after', '1s'], /--force-release-after counts from the end of --max-hold: give both/],
+      [['--max-hold', '0'], /--max-hold <duration>.*expected a duration of more than 0, got "0"/],
+    ];
+    for (const [flags, message] of cases) {
       const result = await runCli(['exec', ...flags, '/cli/max-hold-usage', '--', 'true'], env, ROUND_TRIPS_MS);
       assert.equal(result.code, 2, `${flags.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, message, 'refused for what it is, not as an unknown option');
     }
     assert.equal(await client.exists('/cli/max-hold-usage'), null, 'nothing was created');
+  });
+
+  it('--max-hold and --force-release-after take bounds beyond a timer\'s 596h (the library chains timers)', async () => {
+    const path = '/cli/max-hold-long';
+    const result = await runCli(['exec', '--max-hold', '720h', '--force-release-after', '700h', path, '--', process.execPath, '-e', 'process.exit(5)'], env, ROUND_TRIPS_MS);
+    assert.equal(result.code, 5, result.stderr);
+    assert.deepEqual(await contenders(path), []);
   });
 });

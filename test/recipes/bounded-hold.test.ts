@@ -3,7 +3,7 @@ import { createHook } from 'node:async_hooks';
 import { after, before, describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import type { HoldLimit, Lease, MultiLease } from '../../src/index.js';
-import { LockError, LockLostError, MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock } from '../../src/index.js';
+import { LockError, LockLostError, MultiLock, Mutex, NonReentrantMutex, Perms, ReadWriteLock, Semaphore, SimpleLock } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, isLockError, sleep, within } from './fixtures.js';
@@ -100,33 +100,37 @@ describe('bounded holds (maxHold, forceReleaseAfter)', () => {
    * Returns its acquire (started), the mutex of the contenders ahead (to hand the lock down), and
    * a waiter queued behind it on another client.
    */
-  async function holderThatRecords(path: string, hold: { maxHold: number; forceReleaseAfter?: number }): Promise<{ holder: Promise<Lease>; start: () => Promise<void>; waiter: Promise<Lease> }> {
+  async function holderThatRecords(path: string, hold: { maxHold: number; forceReleaseAfter?: number }): Promise<{ holder: Promise<Lease>; holderNode: string; start: () => Promise<void>; waiter: Promise<Lease> }> {
     const [first, aheadClient, holderClient, waiterClient] = await Promise.all([zk.client(), zk.client(), zk.client(), zk.client()]);
     const firstLease = await new Mutex(first, path).acquire();
     const ahead = Array.from({ length: 17 }, async () => (await new Mutex(aheadClient, path).acquire({ timeout: WAITER_TIMEOUT_MS })).release());
     await eventually(async () => (await zk.children(path)).length === 18, ROUND_TRIPS_MS, 'the contenders ahead queued');
     const holder = new Mutex(holderClient, path).acquire({ timeout: WAITER_TIMEOUT_MS, ...hold });
     await eventually(async () => (await zk.children(path)).length === 19, ROUND_TRIPS_MS, 'the holder queued');
+    // The newest contender: the highest sequence number (the suffix's ten digits).
+    const holderNode = `${path}/${(await zk.children(path)).sort((a, b) => a.slice(-10).localeCompare(b.slice(-10))).at(-1)!}`;
     const waiter = new Mutex(waiterClient, path).acquire({ timeout: WAITER_TIMEOUT_MS });
     await eventually(async () => (await zk.children(path)).length === 20, ROUND_TRIPS_MS, 'the waiter queued');
     const start = async (): Promise<void> => {
       await firstLease.release();
       await Promise.all(ahead);
     };
-    return { holder, start, waiter };
+    return { holder, holderNode, start, waiter };
   }
 
   it('Mutex with forceReleaseAfter: the holder\'s own client deletes its node that much after the expiry, without a release record, and the next waiter gets the lock', async () => {
     const path = '/bh/forced';
-    const { holder, start, waiter } = await holderThatRecords(path, { maxHold: MAX_HOLD, forceReleaseAfter: GRACE });
+    const { holder, holderNode, start, waiter } = await holderThatRecords(path, { maxHold: MAX_HOLD, forceReleaseAfter: GRACE });
+    // Watched by another session, set before the holder gets the lock (its grace may be over in
+    // less than a round trip on a busy machine): when the node really went.
+    let deletedAt = 0;
+    const watched = await zk.admin.exists(holderNode, { watch: (event) => event.type === 'deleted' && (deletedAt = performance.now()) });
+    assert.ok(watched, 'the holder\'s node is there');
     await start();
     const lease = await within(holder, ROUND_TRIPS_MS, 'the holder acquired');
+    assert.equal(lease.node, holderNode);
     const limit = lease.holdLimit!;
     assert.equal(limit.forceReleaseAfter, GRACE);
-    // Watched by another session: when the node really went.
-    let deletedAt = 0;
-    const watched = await zk.admin.exists(lease.node, { watch: (event) => event.type === 'deleted' && (deletedAt = performance.now()) });
-    assert.ok(watched, 'the holder\'s node is there');
     const { reason } = await whenAborted(lease.signal);
     assertHoldExpired(reason, MAX_HOLD);
 
@@ -206,21 +210,49 @@ describe('bounded holds (maxHold, forceReleaseAfter)', () => {
     await zk.assertNoNodes(path);
   });
 
-  it('ReadWriteLock: a downgrade carries the hold bound over (it does not restart); the read lease expires and is force-released on time', async () => {
+  it('ReadWriteLock: a downgrade carries the hold bound over (it does not restart)', async () => {
     const path = '/bh/downgrade';
-    const [client, other] = await Promise.all([zk.client(), zk.client()]);
+    const client = await zk.client();
     const rw = new ReadWriteLock(client, path);
-    const writing = await rw.writeLock.acquire({ maxHold: MAX_HOLD, forceReleaseAfter: GRACE });
+    // Long enough that the downgrade's round trips end well within it, however busy the machine.
+    const writing = await rw.writeLock.acquire({ maxHold: 10 * 60_000, forceReleaseAfter: GRACE });
     const reading = await rw.downgrade(writing);
     assert.equal((writing.signal.reason as LockLostError).code, 'RELEASED', 'the write lease was handed over, not expired');
     assert.deepEqual(reading.holdLimit, writing.holdLimit, 'the same bound');
-    const { at, reason } = await whenAborted(reading.signal);
+    assert.ok(reading.held);
+    await reading.release();
+    await zk.assertNoNodes(path);
+  });
+
+  it('ReadWriteLock: a downgraded read lease expires and is force-released on time', async () => {
+    const path = '/bh/downgrade-expiry';
+    const [client, other] = await Promise.all([zk.client(), zk.client()]);
+    const rw = new ReadWriteLock(client, path);
+    const maxHold = 2000;
+    const writing = await rw.writeLock.acquire({ maxHold, forceReleaseAfter: GRACE });
+    const reading = await rw.downgrade(writing);
+    const { at, reason } = await whenAborted(reading.signal, maxHold + GRACE + ROUND_TRIPS_MS);
     assert.ok(at >= writing.holdLimit!.expiresAt);
-    assertHoldExpired(reason, MAX_HOLD);
-    const writer = await new ReadWriteLock(other, path).writeLock.acquire({ timeout: ROUND_TRIPS_MS + MAX_HOLD + GRACE });
+    assertHoldExpired(reason, maxHold);
+    const writer = await new ReadWriteLock(other, path).writeLock.acquire({ timeout: ROUND_TRIPS_MS + GRACE });
     assert.equal(await other.exists(reading.node), null, 'the read lease\'s node was deleted by its own client');
     await reading.release();
     await writer.release();
+    await zk.assertNoNodes(path);
+  });
+
+  it('ReadWriteLock: a hold that expires during the downgrade\'s round trips gets no read lease (NOT_HELD)', async () => {
+    const path = '/bh/downgrade-late';
+    const client = await zk.client();
+    const rw = new ReadWriteLock(client, path);
+    const writing = await rw.writeLock.acquire({ maxHold: MAX_HOLD, forceReleaseAfter: 10 * 60_000 });
+    assert.ok(writing.held);
+    const downgrading = rw.downgrade(writing);
+    // The downgrade's first request is out; the event loop stalls past the bound meanwhile.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.max(0, writing.holdLimit!.expiresAt - performance.now()) + 50);
+    await assert.rejects(downgrading, isLockError('NOT_HELD'));
+    assertHoldExpired(writing.signal.reason, MAX_HOLD);
+    await writing.release();
     await zk.assertNoNodes(path);
   });
 
@@ -306,6 +338,115 @@ describe('bounded holds (maxHold, forceReleaseAfter)', () => {
       { maxHold: MAX_HOLD },
     );
     await zk.assertNoNodes('/bh/reentrant');
+  });
+
+  it('a release made from inside the abort listener leaves no forced release behind (a Lease, and a MultiLease through its combined signal)', async () => {
+    const path = '/bh/release-in-listener';
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 10_000 });
+    // A grace no other timer of this process has: an armed forced release would show.
+    const grace = 765_432;
+    const timers = watchTimers();
+    try {
+      for (const acquire of [
+        () => new Mutex(client, path).acquire({ maxHold: MAX_HOLD, forceReleaseAfter: grace }),
+        () => new Semaphore(client, `${path}-sem`, 3).acquire({ leases: 2, maxHold: MAX_HOLD, forceReleaseAfter: grace }),
+      ]) {
+        const lease = await acquire();
+        let releasing: Promise<void> | undefined;
+        lease.signal.addEventListener('abort', () => {
+          releasing = lease.release();
+        }, { once: true });
+        assertHoldExpired((await whenAborted(lease.signal)).reason, MAX_HOLD);
+        await releasing;
+        assert.deepEqual(timers.live(grace, grace - 1000), [], 'no forced release armed after the release');
+      }
+
+      // With a short grace: no second delete reaches the server once it is over.
+      const lease = await new Mutex(client, path).acquire({ maxHold: MAX_HOLD, forceReleaseAfter: GRACE });
+      let releasing: Promise<void> | undefined;
+      lease.signal.addEventListener('abort', () => {
+        releasing = lease.release();
+      }, { once: true });
+      await whenAborted(lease.signal);
+      await releasing;
+      let sent = 0;
+      const unsubscribe = proxy.onChunk((event) => event.direction === 'upstream' && event.chunk.includes(lease.node) && sent++);
+      await sleep(Math.max(0, lease.holdLimit!.expiresAt + GRACE - performance.now()) + 100);
+      // A round trip behind anything the client sent meanwhile.
+      await client.exists('/');
+      unsubscribe();
+      assert.equal(sent, 0, 'nothing about the released node was sent');
+    } finally {
+      timers.stop();
+    }
+    await zk.assertNoNodes(path);
+    await zk.assertNoNodes(`${path}-sem/leases`);
+  });
+
+  it('after SESSION_MAY_HAVE_EXPIRED (a stall shorter than the session timeout), the forced release still comes at the end of the grace', async () => {
+    const path = '/bh/proof-lapsed';
+    const client = await zk.client({ sessionTimeout: 10_000 });
+    // The proof of liveness lasts only 1 s past each heartbeat: a 1.5 s stall runs it out, the session lives on.
+    const maxHold = 4000;
+    const lease = await new Mutex(client, path, { safetyMargin: 9000 }).acquire({ maxHold, forceReleaseAfter: GRACE });
+    let deletedAt = 0;
+    assert.ok(await zk.admin.exists(lease.node, { watch: (event) => event.type === 'deleted' && (deletedAt = performance.now()) }));
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);
+    assert.equal((lease.signal.reason as LockLostError).code, 'SESSION_MAY_HAVE_EXPIRED');
+    await eventually(() => client.state === 'connected', ROUND_TRIPS_MS, 'connected again');
+    await eventually(() => deletedAt > 0, maxHold + GRACE + ROUND_TRIPS_MS, 'the forced release deleted the node');
+    assert.ok(deletedAt >= lease.holdLimit!.expiresAt + GRACE, `deleted ${lease.holdLimit!.expiresAt + GRACE - deletedAt} ms before the grace was over`);
+    assert.equal(client.sessionId, lease.sessionId, 'the same session: only the forced release could delete the node');
+    await lease.release();
+    await zk.assertNoNodes(path);
+  });
+
+  it('a forced release the server refuses (NOAUTH) leaves the node; release() then sends its own delete and reports why', async () => {
+    const path = '/bh/force-refused';
+    const client = await zk.client();
+    const lease = await new Mutex(client, path).acquire({ maxHold: MAX_HOLD, forceReleaseAfter: GRACE });
+    await zk.admin.setACL(path, [{ perms: Perms.ALL & ~Perms.DELETE, id: { scheme: 'world', id: 'anyone' } }]);
+    try {
+      assertHoldExpired((await whenAborted(lease.signal)).reason, MAX_HOLD);
+      await sleep(Math.max(0, lease.holdLimit!.expiresAt + GRACE - performance.now()) + 100);
+      // A round trip behind the forced delete: its answer is in by then.
+      await client.exists('/');
+      assert.ok(await zk.admin.exists(lease.node), 'the refused forced release left the node');
+      await assert.rejects(lease.release(), (error: unknown) => (error as { code?: string }).code === 'NOAUTH');
+    } finally {
+      await zk.admin.setACL(path, [{ perms: Perms.ALL, id: { scheme: 'world', id: 'anyone' } }]);
+    }
+    await zk.admin.delete(lease.node);
+    await zk.assertNoNodes(path);
+  });
+
+  it('the hold bound cannot be set from outside: the locks set it, from checked options', async () => {
+    const client = await zk.client();
+    const lease = await new Mutex(client, '/bh/internal').acquire();
+    const multi = await new Semaphore(client, '/bh/internal-sem', 2).acquire({ leases: 2 });
+    for (const one of [lease, multi]) assert.equal('limitHold' in one, false, 'no limitHold method on the public type');
+    await lease.release();
+    await multi.release();
+    await zk.assertNoNodes('/bh/internal');
+    await zk.assertNoNodes('/bh/internal-sem/leases');
+  });
+
+  it('a maxHold or timeout beyond a timer\'s 2^31-1 ms does not fire early', async () => {
+    const path = '/bh/long';
+    const [client, other] = await Promise.all([zk.client(), zk.client()]);
+    const long = 2 ** 31 + 1000;
+    const lease = await new Mutex(client, path).acquire({ maxHold: long, forceReleaseAfter: long });
+    // A waiter whose timeout is longer than a timer can hold.
+    const waiting = new Mutex(other, path).acquire({ timeout: long });
+    await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'the waiter queued');
+    await sleep(200);
+    assert.ok(lease.held, 'the hold has not expired');
+    assert.equal(lease.signal.aborted, false);
+    assert.equal(await client.exists(lease.node) !== null, true);
+    await lease.release();
+    const next = await within(waiting, ROUND_TRIPS_MS, 'the waiter is still waiting, and gets the lock');
+    await next.release();
+    await zk.assertNoNodes(path);
   });
 
   it('bad bounds fail with INVALID_ARGUMENT naming the path, before any node is created', async () => {

@@ -7,7 +7,7 @@ import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
-import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { parseDuration, parseLongDuration, parsePositiveLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
@@ -41,9 +41,11 @@ resource you protect), ZKLOCK_NODE (our lock node) and ZKLOCK_LOCK_PATH in its e
 SIGINT, SIGTERM and SIGHUP sent to zklock are passed to the command. If the lock is lost while the
 command runs (session expired, node deleted), the command gets SIGTERM, then SIGKILL after --grace,
 and zklock exits with 75. With --max-hold, a command still running when that much time has passed
-since the lock was acquired is stopped the same way, the lock released, and zklock exits with 124
-(as coreutils' timeout does). --force-release-after deletes the lock node that much later even if
-the command has not exited yet (stuck in the kernel, say), so the lock does not stay taken.
+since the lock was acquired is stopped the same way, the lock released, and zklock exits with 124,
+whether or not SIGKILL was needed (coreutils' timeout exits 137 then). --force-release-after
+deletes the lock node that much later even if the command has not exited yet (stuck in the
+kernel, say), so the lock does not stay taken; one shorter than --grace can let the next holder
+in while the command is still in its SIGTERM grace.
 `;
 
 export function execCommand(): Command {
@@ -58,8 +60,8 @@ export function execCommand(): Command {
     .addOption(new Option('-l, --limit <n>', 'a semaphore: up to n holders at once').argParser(parsePositiveInteger))
     .addOption(new Option('--layout <layout>', 'node names compatible with Curator or kazoo (Python)').choices(['curator', 'kazoo']).default('curator'))
     .addOption(new Option('--grace <duration>', 'after a lost lock (or --max-hold), time between SIGTERM and SIGKILL (0: at once)').argParser(parseDuration).default(10_000, '10s'))
-    .addOption(new Option('--max-hold <duration>', 'stop the command (exit 124) once it has held the lock this long').argParser(parsePositiveDuration))
-    .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveDuration))
+    .addOption(new Option('--max-hold <duration>', 'stop the command (exit 124) once it has held the lock this long').argParser(parsePositiveLongDuration))
+    .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveLongDuration))
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);

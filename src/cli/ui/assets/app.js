@@ -1,0 +1,342 @@
+// The page of `zklock ui`. Plain browser JavaScript, no build step. Everything read from
+// ZooKeeper is someone else's bytes: it reaches the DOM only as text (textContent, append of
+// strings, setAttribute), never as markup; the server's Content-Security-Policy refuses inline
+// script on top of that.
+/* global formatAge -- from /format.js, the CLI's own formatAge (src/cli/timing.ts), served as is */
+'use strict';
+
+const WINDOW_MS = 5 * 60_000;
+const MIN_WINDOW_MS = 30_000;
+const SVG_NS = 'http://www.w3.org/2000/svg';
+const token = document.querySelector('meta[name="zklock-admin-token"]')?.getAttribute('content') ?? '';
+
+const view = {
+  admin: false,
+  /** The server's clock minus ours: ages are counted from ZooKeeper's ctimes, on the server's clock. */
+  offset: 0,
+  locks: new Map(),
+  sections: new Map(),
+  order: [],
+  /** Heading ids, unique for the page's lifetime. */
+  ids: 0,
+};
+const main = document.getElementById('locks');
+const filter = document.getElementById('filter');
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) node.setAttribute(name, String(value));
+  node.append(...children.filter((c) => c !== undefined && c !== null));
+  return node;
+}
+
+function svgEl(tag, attrs, ...children) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) node.setAttribute(name, String(value));
+  node.append(...children);
+  return node;
+}
+
+function now() {
+  return Date.now() + view.offset;
+}
+
+function age(since) {
+  return el('td', { class: 'age', 'data-since': since }, formatAge(now() - since));
+}
+
+function contenderRow(lock, c, role) {
+  const holder = role === 'holder';
+  const row = el(
+    'tr',
+    { class: holder ? 'holder' : 'waiter', 'data-node': c.path },
+    el('td', { class: 'role' }, role),
+    el('td', { class: 'owner' }, c.owner, c.revoking ? ' (revocation requested)' : '', c.downgraded ? ' (downgraded)' : ''),
+    el('td', {}, c.host ?? '—'),
+    el('td', { class: 'mono' }, c.pid === undefined ? '—' : String(c.pid)),
+    el('td', { class: 'mono' }, c.session),
+    age(c.since),
+    el('td', { class: 'mono' }, c.token),
+  );
+  if (view.admin) {
+    const actions = el('td', { class: 'actions' });
+    if (lock.kind !== 'semaphore' && lock.kind !== 'simple') actions.append(actionButton('revoke', 'Revoke', lock, c));
+    actions.append(' ', actionButton('release', 'Force release', lock, c));
+    row.append(actions);
+  }
+  return row;
+}
+
+function actionButton(action, label, lock, c) {
+  const button = el('button', { type: 'button', class: action === 'release' ? 'danger' : '', 'data-action': action, 'aria-label': `${label} ${c.path}` }, label);
+  button.addEventListener('click', () => confirmAction(action, label, lock, c));
+  return button;
+}
+
+/** Holder spans of the last five minutes from the lock's history, with marks where a holder was forced out or asked to go. */
+function timeline(lock) {
+  const width = 360;
+  const height = 34;
+  const end = now();
+  // Five minutes at most; a lock seen for less gets the span it has (30 s at least), so fresh handoffs are wide enough to see.
+  const first = Math.min(end - MIN_WINDOW_MS, ...lock.history.map((e) => e.t));
+  const start = Math.max(end - WINDOW_MS, first);
+  const x = (t) => Math.max(0, Math.min(width, ((t - start) / (end - start)) * width));
+  const shapes = [];
+  const ends = new Map();
+  for (const e of lock.history) if (e.type === 'released' || e.type === 'forced') ends.set(e.token, e);
+  let handoffs = 0;
+  let forced = 0;
+  for (const e of lock.history) {
+    if (e.type === 'acquired') {
+      const gone = ends.get(e.token);
+      const until = gone ? gone.t : end;
+      if (until < start) continue;
+      if (e.t >= start) handoffs++;
+      const rect = svgEl('rect', { class: gone?.type === 'forced' ? 'span forced' : 'span', x: x(e.t), y: 6, width: Math.max(1.5, x(until) - x(e.t) - 1), height: 14 });
+      rect.append(svgEl('title', {}, `${e.owner} (token ${e.token}) ${gone ? `${gone.type} after ${formatAge(until - e.t)}` : `holding for ${formatAge(until - e.t)}`}`));
+      shapes.push(rect);
+    } else if ((e.type === 'forced' || e.type === 'revoke') && e.t >= start) {
+      if (e.type === 'forced') forced++;
+      const mark = svgEl('line', { class: `mark-${e.type}`, x1: x(e.t), x2: x(e.t), y1: 2, y2: 24 });
+      mark.append(svgEl('title', {}, `${e.type === 'forced' ? 'force released' : 'revocation requested'}: ${e.owner}`));
+      shapes.push(mark);
+    }
+  }
+  const label = `Holders over the last ${formatAge(end - start)}: ${handoffs} acquisitions, ${forced} forced out`;
+  const chart = svgEl(
+    'svg',
+    { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': label },
+    svgEl('line', { class: 'axis', x1: 0, x2: width, y1: 21, y2: 21 }),
+    ...shapes,
+    svgEl('text', { x: 0, y: 32 }, `-${formatAge(end - start)}`),
+    svgEl('text', { x: width - 20, y: 32 }, 'now'),
+  );
+  return el('figure', { class: 'timeline' }, chart, el('figcaption', {}, label));
+}
+
+/** Bars of how long recent holders waited for the lock, and of how long the current waiters have waited so far. */
+function waitFigure(lock) {
+  const t = now();
+  const waits = [...lock.waits.map((ms) => ({ ms, past: true })), ...lock.waiters.map((w) => ({ ms: t - w.since, past: false }))];
+  if (waits.length === 0) return undefined;
+  const width = 240;
+  const height = 34;
+  const max = Math.max(...waits.map((w) => w.ms), 1);
+  const bar = width / Math.max(waits.length, 12);
+  const bars = waits.map((w, i) => {
+    const h = Math.max(1, (w.ms / max) * 26);
+    const rect = svgEl('rect', { class: 'bar', x: i * bar, y: 28 - h, width: Math.max(1, bar - 2), height: h, opacity: w.past ? 1 : 0.45 });
+    rect.append(svgEl('title', {}, `${w.past ? 'waited' : 'waiting for'} ${formatAge(w.ms)}`));
+    return rect;
+  });
+  const past = lock.waits;
+  const label = past.length > 0 ? `Waits before acquiring (last ${past.length}): longest ${formatAge(Math.max(...past))}; faded: waiting now` : 'Waiting now (no acquisition seen yet)';
+  const chart = svgEl('svg', { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': label }, svgEl('line', { class: 'axis', x1: 0, x2: width, y1: 28.5, y2: 28.5 }), ...bars);
+  return el('figure', { class: 'waits' }, chart, el('figcaption', {}, label));
+}
+
+function lockSection(lock) {
+  const id = `lock-${++view.ids}`;
+  const holder = lock.holders[0];
+  const waiting = lock.waiters.length + lock.moreWaiters;
+  const state = holder
+    ? el('span', { class: 'state-held' }, `held by ${holder.owner}${lock.holders.length > 1 ? ` and ${lock.holders.length - 1} more` : ''}`)
+    : el('span', { class: 'state-free' }, 'free');
+  const heading = el('h2', { id }, el('span', { class: 'path' }, lock.path), el('span', { class: 'badge' }, lock.kind), state, el('span', { class: 'badge' }, `${waiting} waiting`));
+  const columns = ['Role', 'Owner', 'Host', 'PID', 'Session', 'Held / waited', 'Fencing token'];
+  if (view.admin) columns.push('Actions');
+  const body = el('tbody', {});
+  lock.holders.forEach((c) => body.append(contenderRow(lock, c, 'holder')));
+  lock.waiters.forEach((c, i) => body.append(contenderRow(lock, c, `waiter ${i + 1}`)));
+  if (lock.moreWaiters > 0) body.append(el('tr', {}, el('td', { class: 'more', colspan: columns.length }, `and ${lock.moreWaiters} more waiters`)));
+  const table = lock.holders.length + lock.waiters.length > 0 ? el('table', {}, el('thead', {}, el('tr', {}, ...columns.map((c) => el('th', { scope: 'col' }, c)))), body) : undefined;
+  const section = el('section', { class: 'lock', 'data-path': lock.path, 'aria-labelledby': id }, heading, table, el('div', { class: 'figures' }, timeline(lock), waitFigure(lock)));
+  section.hidden = !matches(lock);
+  return section;
+}
+
+function matches(lock) {
+  const q = filter.value.trim().toLowerCase();
+  if (!q) return true;
+  return lock.path.toLowerCase().includes(q) || [...lock.holders, ...lock.waiters].some((c) => c.owner.toLowerCase().includes(q));
+}
+
+function insertionIndex(path) {
+  let lo = 0;
+  let hi = view.order.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (view.order[mid] < path) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Replaces a lock's section, keeping keyboard focus on the same button if it had it. */
+function upsert(lock) {
+  view.locks.set(lock.path, lock);
+  const old = view.sections.get(lock.path);
+  if (!old) {
+    const i = insertionIndex(lock.path);
+    view.order.splice(i, 0, lock.path);
+    const section = lockSection(lock);
+    const next = view.sections.get(view.order[i + 1]);
+    main.insertBefore(section, next ?? null);
+    view.sections.set(lock.path, section);
+    return;
+  }
+  const focused = old.contains(document.activeElement) ? document.activeElement : undefined;
+  const section = lockSection(lock);
+  old.replaceWith(section);
+  view.sections.set(lock.path, section);
+  if (focused instanceof HTMLElement && focused.dataset.action) {
+    const row = focused.closest('tr')?.dataset.node;
+    for (const button of section.querySelectorAll('button[data-action]')) {
+      if (button.dataset.action === focused.dataset.action && button.closest('tr')?.dataset.node === row) button.focus();
+    }
+  }
+}
+
+function remove(path) {
+  view.sections.get(path)?.remove();
+  view.sections.delete(path);
+  view.locks.delete(path);
+  view.order.splice(insertionIndex(path), 1);
+}
+
+function summarize() {
+  let held = 0;
+  let waiting = 0;
+  for (const lock of view.locks.values()) {
+    if (lock.holders.length > 0) held++;
+    waiting += lock.waiters.length + lock.moreWaiters;
+  }
+  document.getElementById('summary').textContent = `${view.locks.size} locks, ${held} held, ${waiting} waiting`;
+}
+
+function showStatus(status) {
+  const line = document.getElementById('connection');
+  line.dataset.state = status.state;
+  const since = new Date(status.since).toLocaleTimeString();
+  const how = status.mode === 'poll' ? 'polling every second (this server has no persistent watches)' : 'live (one persistent recursive watch)';
+  const text = {
+    connected: `Connected · ${how}`,
+    disconnected: `ZooKeeper unreachable since ${since}: reconnecting; showing the last known state`,
+    expired: `Session expired at ${since}: starting a new one; showing the last known state`,
+    closed: 'Connection to ZooKeeper closed',
+    offline: 'Lost contact with zklock ui: retrying',
+  }[status.state];
+  line.textContent = `${text}${status.truncated ? ' · tree cut at --max-nodes' : ''}${status.error ? ` · last error: ${status.error}` : ''}`;
+}
+
+function toast(message) {
+  const box = document.getElementById('toast');
+  box.textContent = message;
+  box.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => (box.hidden = true), 6000);
+}
+
+function confirmAction(action, label, lock, c) {
+  const dialog = document.getElementById('confirm');
+  document.getElementById('confirm-title').textContent = action === 'release' ? 'Force release: delete this contender\'s node?' : 'Ask this contender to release the lock?';
+  document.getElementById('confirm-detail').textContent = `${c.path} — owner ${c.owner}, session ${c.session}, ${formatAge(now() - c.since)} old`;
+  document.getElementById('confirm-ok').textContent = label;
+  dialog.returnValue = '';
+  dialog.onclose = async () => {
+    if (dialog.returnValue !== 'ok') return;
+    try {
+      const response = await fetch(`/api/${action}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Zklock-Token': token },
+        body: JSON.stringify({ node: c.path }),
+      });
+      const result = await response.json();
+      toast(`${label} ${c.path}: ${result.message}`);
+    } catch (error) {
+      toast(`${label} failed: ${error}`);
+    }
+  };
+  dialog.showModal();
+}
+
+function connect() {
+  const events = new EventSource('/events');
+  events.addEventListener('hello', (event) => {
+    const hello = JSON.parse(event.data);
+    view.offset = hello.now - Date.now();
+    view.admin = hello.admin;
+    document.getElementById('root').textContent = hello.root;
+    const id = hello.identity;
+    document.getElementById('identity').textContent = `ZooKeeper ${id.connect}${id.tls ? ' over TLS' : ''} as ${id.auth.length > 0 ? id.auth.join(', ') : 'anyone (no auth)'}${hello.admin ? ' · admin actions ON' : ''}`;
+    main.replaceChildren();
+    view.locks.clear();
+    view.sections.clear();
+    view.order = hello.locks.map((l) => l.path);
+    const fragment = document.createDocumentFragment();
+    for (const lock of hello.locks) {
+      view.locks.set(lock.path, lock);
+      const section = lockSection(lock);
+      view.sections.set(lock.path, section);
+      fragment.append(section);
+    }
+    main.append(fragment);
+    showStatus(hello.status);
+    summarize();
+  });
+  events.addEventListener('change', (event) => {
+    const change = JSON.parse(event.data);
+    view.offset = change.now - Date.now();
+    for (const path of change.removed) remove(path);
+    for (const lock of change.upserts) upsert(lock);
+    summarize();
+  });
+  events.addEventListener('status', (event) => showStatus(JSON.parse(event.data).status));
+  events.addEventListener('error', () => showStatus({ state: 'offline', since: Date.now() }));
+}
+
+filter.addEventListener('input', () => {
+  for (const [path, section] of view.sections) section.hidden = !matches(view.locks.get(path));
+});
+
+/**
+ * Ages and timelines move with the clock. Only the sections on screen are redrawn each tick (with
+ * a thousand locks the rest would cost the page more than the changes themselves); a section
+ * coming into view is brought up to date at once.
+ */
+const onScreen = new Set();
+const visibility = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    if (entry.isIntersecting) {
+      onScreen.add(entry.target);
+      refresh(entry.target, true);
+    } else onScreen.delete(entry.target);
+  }
+});
+new MutationObserver((records) => {
+  for (const record of records) {
+    for (const node of record.addedNodes) if (node instanceof Element) visibility.observe(node);
+    for (const node of record.removedNodes) {
+      if (!(node instanceof Element)) continue;
+      visibility.unobserve(node);
+      onScreen.delete(node);
+    }
+  }
+}).observe(main, { childList: true });
+
+function refresh(section, figures) {
+  const t = now();
+  for (const cell of section.querySelectorAll('td.age')) cell.textContent = formatAge(t - Number(cell.dataset.since));
+  const lock = view.locks.get(section.dataset.path);
+  if (figures && lock) section.querySelector('.figures')?.replaceWith(el('div', { class: 'figures' }, timeline(lock), waitFigure(lock)));
+}
+
+let ticks = 0;
+setInterval(() => {
+  // The timelines slide slowly: redrawn every few seconds, the ages every second.
+  const figures = ++ticks % 5 === 0;
+  for (const section of onScreen) refresh(section, figures);
+}, 1000);
+
+connect();

@@ -1,0 +1,54 @@
+import type { Stat } from '../client/index.js';
+import { MAX_TIMER_MS } from '../client/durations.js';
+import { LockError } from './lock-error.js';
+import { isReleaseRecord } from './release-record.js';
+
+/**
+ * How the lock came to us, as far as ZooKeeper shows it (see README, *Lock-delay*):
+ * - `clean`: the last holder released it (its release record, see release-record.ts), or it was
+ *   our own last hold and nobody queued since (sequence-proof.ts);
+ * - `unclean`: not proven clean although zklock holders leave records here: the last to go left
+ *   none (its session expired, someone deleted its node, or it was a waiter that gave up);
+ * - `unknown`: nothing to go by: the lock path was missing or unreadable, holds no record at all,
+ *   or the last to go was not zklock's (Curator, kazoo) or went before we read whose it was.
+ * Only `clean` passes the lock on at once; a false `unclean` or `unknown` costs a delay, never safety.
+ */
+export type Handoff = 'clean' | 'unclean' | 'unknown';
+
+/** `lockDelay` as given: 0 (off) or a number of ms a timer can wait; INVALID_ARGUMENT with the path otherwise. */
+export function checkLockDelay(value: number | undefined, path: string): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new LockError('INVALID_ARGUMENT', `lockDelay must be a number of ms in [0, ${MAX_TIMER_MS}], got ${String(value)}`, { path, op: 'lock' });
+  }
+  return value;
+}
+
+/** The lock path read right before our create (pipelined ahead of it): missing, refused (NOAUTH), or its data. */
+export type ParentRead = { data: Buffer; stat: Stat } | 'missing' | 'refused';
+
+/**
+ * A contender that found nobody ahead of it: whether the last holder released cleanly, from the
+ * lock path read right before our create (`before`) and the parent's stat in the listing sent
+ * right after it (`listed`). Clean only when all of these hold:
+ * - the data is a release record (only a holder's release writes one, see release-record.ts);
+ * - `pzxid === mzxid`: the last change to the children was that record's own transaction, the
+ *   holder's delete. The server sets the parent's pzxid on every create and delete of a child
+ *   (PrepRequestProcessor's create and delete cases, DataTree.createNode/deleteNode, 3.8 and 3.9)
+ *   and the record's setData sets mzxid in the same transaction;
+ * - `numChildren === 0`: nobody queued behind that holder was left to hold after it;
+ * - our sequence is the count of creates the read saw: nobody was created between the read and
+ *   our create, and with no child at the read nobody could go either. The server names a
+ *   sequential child with the parent's count of child creates (PrepRequestProcessor: the
+ *   `parentCVersion` it formats into the name; only creates advance it, deletes set pzxid
+ *   alone), and shows clients `2 × creates − numChildren` as cversion (DataNode.copyStat, "v3
+ *   semantics"), in an int32: with no children, `cversion >>> 1` is the count modulo 2^31;
+ * - the same lock path (`czxid`) at both ends: one reaped as an empty container and made again
+ *   restarts its count, which could otherwise match by chance.
+ */
+export function joinedHandoff(before: ParentRead | undefined, listed: Stat | undefined, seq: number): Handoff {
+  if (before === undefined || typeof before === 'string' || !isReleaseRecord(before.data)) return 'unknown';
+  const { stat } = before;
+  const clean = stat.pzxid === stat.mzxid && stat.numChildren === 0 && stat.cversion >>> 1 === (seq & 0x7fffffff) && listed?.czxid === stat.czxid;
+  return clean ? 'clean' : 'unclean';
+}

@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import type { Lease } from '../../src/index.js';
+import { Mutex, ReadWriteLock, Semaphore, ZooKeeperClient } from '../../src/index.js';
+import { ZooKeeperServer } from '../../src/testing/index.js';
+import { ROUND_TRIPS_MS, harnessBound, sessionBound } from '../support/bounds.js';
+import { eventually } from '../support/wait.js';
+import { launchBrowser } from './helpers/browser.js';
+import type { CliRun } from './helpers/cli.js';
+import { startCli } from './helpers/cli.js';
+
+const SESSION_TIMEOUT_MS = 4000;
+/** The README's picture, remade when ZKLOCK_UI_SCREENSHOT=1 (every run takes one; others go to a temporary file, so the picture only changes when asked). */
+const SCREENSHOT = process.env.ZKLOCK_UI_SCREENSHOT === '1' ? new URL('../../docs/ui/zklock-ui.png', import.meta.url) : pathToFileURL(join(tmpdir(), `zklock-ui-${process.pid}.png`));
+
+describe('zklock ui in a real browser', () => {
+  let server: ZooKeeperServer;
+  let admin: ZooKeeperClient;
+  let browser: Browser;
+  const clients: ZooKeeperClient[] = [];
+  const runs: CliRun[] = [];
+
+  before(async () => {
+    server = await ZooKeeperServer.start();
+    admin = await ZooKeeperClient.connect(server.connectString);
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    for (const run of runs) run.child.kill('SIGKILL');
+    await browser?.close();
+    for (const client of clients) await client.close();
+    await admin?.close();
+    await server?.stop();
+  });
+
+  async function client(): Promise<ZooKeeperClient> {
+    const c = await ZooKeeperClient.connect(server.connectString);
+    clients.push(c);
+    return c;
+  }
+
+  /** Starts `zklock ui` and answers the address it printed. */
+  async function startUi(root: string, ...flags: string[]): Promise<{ run: CliRun; url: string }> {
+    const run = startCli(['ui', '--root', root, '--session-timeout', `${SESSION_TIMEOUT_MS}ms`, ...flags], { ZOOKEEPER_CONNECT: server.connectString });
+    runs.push(run);
+    await eventually(() => /http:\/\/\S+\//.test(run.stdout()) || run.child.exitCode !== null, ROUND_TRIPS_MS, 'zklock ui printed its address');
+    const url = /http:\/\/\S+\//.exec(run.stdout())?.[0];
+    assert.ok(url, `no address printed; stderr: ${run.stderr()}`);
+    return { run, url };
+  }
+
+  async function open(url: string): Promise<Page> {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/Failed to load resource|EventSource/.test(message.text())) errors.push(message.text());
+    });
+    await page.goto(url);
+    await page.locator('#connection[data-state="connected"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    Object.assign(page, { scriptErrors: errors });
+    return page;
+  }
+
+  /** The owners shown for a lock, holders first, as the page lists them. */
+  function rows(page: Page, lock: string, role: 'holder' | 'waiter'): Promise<string[]> {
+    return page.locator(`section[data-path="${lock}"] tr.${role} td.owner`).allTextContents();
+  }
+
+  async function shows(page: Page, lock: string, holders: string[], waiters: string[], what: string): Promise<void> {
+    let seen: unknown;
+    await eventually(
+      async () => {
+        seen = [await rows(page, lock, 'holder'), await rows(page, lock, 'waiter')];
+        return JSON.stringify(seen) === JSON.stringify([holders, waiters]);
+      },
+      ROUND_TRIPS_MS,
+      `${what} (last seen ${JSON.stringify(seen)})`,
+    ).catch((error: Error) => assert.fail(error.message));
+  }
+
+  it('shows every kind of lock with holders and waiters in order, and follows releases and new waiters live', async () => {
+    const alpha = await new Mutex(await client(), '/ui/live/backup', { ownerId: 'alpha' }).acquire();
+    const waiting: Promise<Lease>[] = [];
+    for (const id of ['beta', 'gamma']) {
+      const c = await client();
+      waiting.push(new Mutex(c, '/ui/live/backup', { ownerId: id }).acquire());
+      // One at a time, so the queue order is known.
+      await eventually(async () => (await admin.getChildren('/ui/live/backup')).children.length === waiting.length + 1);
+    }
+    const reader = await new ReadWriteLock(await client(), '/ui/live/config', { ownerId: 'reader-1' }).readLock.acquire();
+    const writer = new ReadWriteLock(await client(), '/ui/live/config', { ownerId: 'writer-1' }).writeLock.acquire();
+    await eventually(async () => (await admin.getChildren('/ui/live/config')).children.length === 2);
+    const permit = await new Semaphore(await client(), '/ui/live/encoders', 1, { ownerId: 'encoder-1' }).acquire();
+
+    const { url } = await startUi('/ui/live');
+    const page = await open(url);
+    await shows(page, '/ui/live/backup', ['alpha'], ['beta', 'gamma'], 'the mutex holder and its queue');
+    await shows(page, '/ui/live/config', ['reader-1'], ['writer-1'], 'the read/write lock');
+    await shows(page, '/ui/live/encoders', ['encoder-1'], [], 'the semaphore');
+    assert.equal(await page.locator('section[data-path="/ui/live/config"] .badge').first().textContent(), 'read/write');
+    assert.equal(await page.locator('section[data-path="/ui/live/encoders"] .badge').first().textContent(), 'semaphore');
+    assert.match((await page.locator('#identity').textContent()) ?? '', new RegExp(server.connectString.replace(/\./g, '\\.')));
+    assert.equal(await page.locator('button[data-action]').count(), 0, 'no admin buttons without --allow-admin');
+
+    await alpha.release();
+    await shows(page, '/ui/live/backup', ['beta'], ['gamma'], 'the handoff to beta');
+    const delta = new Mutex(await client(), '/ui/live/backup', { ownerId: 'delta' }).acquire();
+    await shows(page, '/ui/live/backup', ['beta'], ['gamma', 'delta'], 'a new waiter at the end of the queue');
+    assert.ok((await page.locator('section[data-path="/ui/live/backup"] .timeline rect.span').count()) >= 2, 'the timeline shows alpha\'s and beta\'s holds');
+
+    mkdirSync(new URL('.', SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: fileURLToPath(SCREENSHOT), fullPage: false });
+    assert.deepEqual((page as Page & { scriptErrors: string[] }).scriptErrors, []);
+
+    // A refusal without --allow-admin, whatever the page sends.
+    const refused = await page.evaluate(async () => (await fetch('/api/release', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"node":"/ui/live/backup"}' })).status);
+    assert.equal(refused, 403);
+
+    // Each waiter gets the lock once the one before it lets go: released in queue order.
+    for (const next of [...waiting, delta]) await (await next).release();
+    await reader.release();
+    await (await writer).release();
+    await permit.release();
+    await page.close();
+  });
+
+  it('shows owner data as text: markup in it never runs', async () => {
+    const c = await client();
+    await c.ensurePath('/ui/xss/lock');
+    await c.create('/ui/xss/lock/lock-', '<script>window.__pwned=1</script>', { mode: 'EPHEMERAL_SEQUENTIAL' });
+    await c.create('/ui/xss/lock/lock-', '<img src=x onerror="window.__pwned=2">', { mode: 'EPHEMERAL_SEQUENTIAL' });
+    const { url } = await startUi('/ui/xss');
+    const page = await open(url);
+    await shows(page, '/ui/xss/lock', ['<script>window.__pwned=1</script>'], ['<img src=x onerror="window.__pwned=2">'], 'the owners as literal text');
+    assert.equal(await page.evaluate('typeof window.__pwned'), 'undefined', 'no script of the owner data ran');
+    assert.equal(await page.locator('section[data-path="/ui/xss/lock"] img, section[data-path="/ui/xss/lock"] script').count(), 0);
+    await page.close();
+  });
+
+  it('admin: refuses other origins, hosts and missing tokens; a confirmed force release deletes the node and is logged', async () => {
+    const holder = await client();
+    const lease = await new Mutex(holder, '/ui/admin/job', { ownerId: 'stuck-worker' }).acquire();
+    const nodePath = (await admin.getChildren('/ui/admin/job')).children.map((n) => `/ui/admin/job/${n}`)[0]!;
+    const { run, url } = await startUi('/ui/admin', '--allow-admin');
+    const page = await open(url);
+    await shows(page, '/ui/admin/job', ['stuck-worker'], [], 'the holder');
+
+    const post = (headers: Record<string, string>, target = url): Promise<number> =>
+      fetch(new URL('/api/release', target), { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify({ node: nodePath }) }).then((r) => r.status);
+    const token = (await page.locator('meta[name="zklock-admin-token"]').getAttribute('content')) ?? '';
+    assert.equal(await post({ 'X-Zklock-Token': token, Origin: 'http://evil.example' }), 403, 'another site\'s origin');
+    assert.equal(await post({ Origin: new URL(url).origin }), 403, 'no token');
+    const port = new URL(url).port;
+    // fetch will not send a Host of our choosing; node:http does, as a browser does for a rebound name.
+    const rebound = await new Promise<number | undefined>((resolve, reject) => {
+      get(url, { headers: { Host: `evil.example:${port}` } }, (res) => resolve(res.resume().statusCode)).on('error', reject);
+    });
+    assert.equal(rebound, 421, 'a Host that is not ours (DNS rebinding)');
+    assert.ok(await admin.exists(nodePath), 'nothing deleted by refused requests');
+
+    const button = page.locator(`tr[data-node="${nodePath}"] button[data-action="release"]`);
+    await button.focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#confirm[open]').waitFor({ timeout: ROUND_TRIPS_MS });
+    await page.locator('#confirm-ok').click();
+    await eventually(async () => (await admin.exists(nodePath)) === null, ROUND_TRIPS_MS, 'the node deleted');
+    await eventually(() => run.stdout().includes(`admin force release of ${nodePath}`), ROUND_TRIPS_MS, 'the action logged');
+    await shows(page, '/ui/admin/job', [], [], 'the lock free');
+    assert.equal(await page.locator('section[data-path="/ui/admin/job"] .timeline rect.span.forced').count(), 1, 'the timeline marks the hold forced');
+    await eventually(() => !lease.held, ROUND_TRIPS_MS, 'the holder notices');
+    await page.close();
+  });
+
+  it('renders 1,000 locks with 10 waiters each and reflects a change in one of them', async (t) => {
+    const LOCKS = 1000;
+    const WAITERS = 10;
+    const writers = await Promise.all([client(), client(), client(), client()]);
+    const name = (i: number, n: number): string => `_c_00000000-0000-4000-8000-${String(i).padStart(12, '0')}-lock-${String(n).padStart(10, '0')}`;
+    // Plain nodes with the layouts' names, not real acquisitions: what the page reads is the same.
+    const ops = Array.from({ length: LOCKS }, (_, i) => [
+      { op: 'create' as const, path: `/ui/scale/lock-${String(i).padStart(4, '0')}` },
+      ...Array.from({ length: WAITERS + 1 }, (_, n) => ({ op: 'create' as const, path: `/ui/scale/lock-${String(i).padStart(4, '0')}/${name(i, n)}`, data: Buffer.from(JSON.stringify({ id: `worker-${i}-${n}`, host: 'db-7', pid: 4000 + n })) })),
+    ]);
+    await admin.ensurePath('/ui/scale');
+    await Promise.all(writers.map(async (w, k) => {
+      for (let i = k; i < LOCKS; i += writers.length) await w.multi(ops[i]!);
+    }));
+
+    const { url } = await startUi('/ui/scale');
+    const started = Date.now();
+    const page = await open(url);
+    await page.locator('section.lock').nth(LOCKS - 1).waitFor({ timeout: 3 * ROUND_TRIPS_MS });
+    const rendered = Date.now() - started;
+    assert.equal(await page.locator('section.lock').count(), LOCKS);
+    assert.equal(await page.locator('tr.waiter').count(), LOCKS * WAITERS);
+
+    const lock = '/ui/scale/lock-0500';
+    await shows(page, lock, ['worker-500-0'], Array.from({ length: WAITERS }, (_, n) => `worker-500-${n + 1}`), 'the holder and the queue of one lock among many');
+    const changed = Date.now();
+    await admin.delete(`${lock}/${name(500, 0)}`);
+    // Checked in the page at every frame, so the time measured is the page's, not a poll interval's
+    // (a function: the page's Content-Security-Policy refuses a string to evaluate).
+    type Dom = { document: { querySelector(selector: string): { textContent: string | null } | null } };
+    const holderShown = (path: string): boolean => (globalThis as unknown as Dom).document.querySelector(`section[data-path="${path}"] tr.holder td.owner`)?.textContent === 'worker-500-1';
+    await page.waitForFunction(holderShown, lock, { polling: 'raf', timeout: ROUND_TRIPS_MS });
+    // Measured, not asserted (no speed claims in tests): the README's "under a second" is read off these.
+    t.diagnostic(`scale: ${LOCKS} locks x ${WAITERS} waiters rendered ${rendered} ms after load; a handoff showed ${Date.now() - changed} ms after the delete`);
+    await page.close();
+  });
+
+  it('shows ZooKeeper going away, and recovers with the watch set again when it returns', async () => {
+    const { url } = await startUi('/ui/outage');
+    const page = await open(url);
+    await server.stop();
+    await page.locator('#connection[data-state="disconnected"], #connection[data-state="expired"]').waitFor({ timeout: sessionBound(SESSION_TIMEOUT_MS) });
+    await server.start();
+    await page.locator('#connection[data-state="connected"]').waitFor({ timeout: harnessBound(1) });
+    // A change after the return shows: the watch (or, after an expiry, a new one) is in place.
+    const lease = await new Mutex(await client(), '/ui/outage/after', { ownerId: 'back-again' }).acquire();
+    await shows(page, '/ui/outage/after', ['back-again'], [], 'a lock taken after the outage');
+    await lease.release();
+    await page.close();
+  });
+});
