@@ -4,9 +4,10 @@ import { LockError, Mutex, Semaphore, ZooKeeperClient, ZooKeeperError } from '..
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../../src/client/durations.js';
 import type { ZooKeeperServer } from '../../src/testing/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
+import { harnessBound } from '../support/bounds.js';
 import { serverFixture } from '../support/server-fixture.js';
 import { eventually } from '../support/wait.js';
-import { runCli, startCliInTerminal } from './helpers/cli.js';
+import { runCli, startCli, startCliInTerminal } from './helpers/cli.js';
 
 /* What a newcomer trips over in the CLI: one way to write options, one meaning of a timeout of 0, messages that say what happened. */
 
@@ -39,6 +40,25 @@ describe('zklock: consistent options, timeouts and messages', () => {
     assert.ok(held.node && lease.node);
   });
 
+  it('ls does not take a folder with an empty locks child for a semaphore (nothing shows it is one)', async () => {
+    await client.ensurePath('/ls-empty/locks');
+    const result = await runCli(['ls', '--json'], { ZOOKEEPER_CONNECT: `${server.connectString}/ls-empty` });
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), [], 'an empty /locks is a folder made ahead of any lock, not a semaphore at /');
+  });
+
+  it('server tells how to point the examples and the CLI at it (its port is not 2181)', async () => {
+    const run = startCli(['server']);
+    try {
+      await eventually(() => /export ZOOKEEPER_CONNECT=.*\n/.test(run.stderr()), harnessBound(1), 'zklock server to say how to use it');
+      const [connectString] = run.stdout().split('\n');
+      assert.match(run.stderr(), new RegExp(`^zklock: to use it from another shell: export ZOOKEEPER_CONNECT=${connectString}$`, 'm'));
+    } finally {
+      run.child.kill('SIGINT');
+      assert.equal(await run.exited(harnessBound(0, 1)), 0, run.stderr());
+    }
+  });
+
   it('exec takes its options after the lock path when the command follows "--", else says where they go', async () => {
     await using held = await new Mutex(client, '/cli/after-path').acquire();
     const taken = await runCli(['exec', '/cli/after-path', '--try', '--', process.execPath, '-e', ''], env);
@@ -49,6 +69,11 @@ describe('zklock: consistent options, timeouts and messages', () => {
     const unknown = await runCli(['exec', '/cli/after-path', '--tryy', '--', 'echo', 'hi'], env);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /"--tryy" between the lock path and "--" is not an option of exec/);
+    for (const args of [['/cli/after-path', '--help', '--', 'true'], ['/cli/after-path', '--try', '-h', '--', 'true'], ['/cli/after-path', '--help']]) {
+      const help = await runCli(['exec', ...args], env);
+      assert.equal(help.code, 0, `zklock exec ${args.join(' ')} shows the help: ${help.stderr}`);
+      assert.match(help.stdout, /Usage: zklock exec/);
+    }
     assert.ok(held.node);
   });
 

@@ -27,19 +27,31 @@ export interface ReadmeBlock {
   code: string;
 }
 
-const LANGS: Readonly<Record<string, 'ts' | 'js'>> = { ts: 'ts', typescript: 'ts', js: 'js', javascript: 'js' };
+const RUNNABLE: Readonly<Record<string, 'ts' | 'js'>> = { ts: 'ts', js: 'js' };
+/** Fences that hold no code to run: commands and output. */
+const NOT_RUN: ReadonlySet<string> = new Set(['sh', 'text']);
 
-/** The TypeScript and JavaScript blocks of a Markdown text, in order; other blocks (sh, bash, …) are not code to run. */
+/**
+ * The TypeScript and JavaScript blocks of a Markdown text, in order. Any other fence must say it
+ * is not code to run (```sh, ```text): a fence this cannot read (```TS, ```tsx, ```mts, no
+ * language, an indented fence inside a list item, a word after the language other than
+ * `sketch`) would otherwise be skipped silently, an example nobody runs.
+ */
 export function readmeBlocks(markdown: string): ReadmeBlock[] {
   const lines = markdown.split('\n');
   const blocks: ReadmeBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const open = /^```(\S*)\s*(.*)$/.exec(lines[i] ?? '');
-    if (!open) continue;
-    const end = lines.findIndex((l, j) => j > i && l.startsWith('```'));
-    if (end < 0) throw new Error(`README.md:${i + 1}: a code block that is never closed`);
-    const lang = LANGS[open[1] ?? ''];
-    if (lang) blocks.push({ line: i + 1, lang, sketch: /\bsketch\b/.test(open[2] ?? ''), code: lines.slice(i + 1, end).join('\n') });
+    const fence = /^(\s*)(```|~~~)\s*(\S*)\s*(.*)$/.exec(lines[i] ?? '');
+    if (!fence) continue;
+    const [, indent = '', mark = '', lang = '', rest = ''] = fence;
+    const where = `README.md:${i + 1}`;
+    if (indent !== '') throw new Error(`${where}: an indented code fence; put examples at the top level, fenced as \`\`\`ts, \`\`\`js or \`\`\`sh`);
+    const end = lines.findIndex((l, j) => j > i && l.startsWith(mark));
+    if (end < 0) throw new Error(`${where}: a code block that is never closed`);
+    const runnable = RUNNABLE[lang];
+    if (!runnable && !NOT_RUN.has(lang)) throw new Error(`${where}: a \`\`\`${lang} fence; use \`\`\`ts or \`\`\`js (run by test/readme), or \`\`\`sh or \`\`\`text (not run)`);
+    if (rest !== '' && !(runnable && rest === 'sketch')) throw new Error(`${where}: "${rest}" after \`\`\`${lang}; only \`\`\`ts sketch or \`\`\`js sketch are known`);
+    if (runnable) blocks.push({ line: i + 1, lang: runnable, sketch: rest === 'sketch', code: lines.slice(i + 1, end).join('\n') });
     i = end;
   }
   return blocks;
@@ -49,42 +61,60 @@ export function readReadme(): ReadmeBlock[] {
   return readmeBlocks(readFileSync(join(REPO, 'README.md'), 'utf8'));
 }
 
-/** Whether a block uses the `client` the README's prose speaks of without making one itself. */
-export function needsClient(block: ReadmeBlock): boolean {
-  return /\bclient\b/.test(block.code) && !/\b(?:const|let|var|using)\s+client\b/.test(block.code);
+/** Whether a block uses a `client` it does not make itself: pasted alone, it would not compile or run. */
+export function usesUndeclaredClient(block: ReadmeBlock): boolean {
+  const code = block.code.replace(/\/\/.*$/gm, ''); // "a client of this member only" in a comment uses nothing
+  return /\bclient\b/.test(code) && !/\b(?:const|let|var|using)\s+client\b/.test(code);
 }
 
 /**
- * The block as a module file: the block's text unchanged, after a one-line prelude that connects
- * `client` (to `$ZOOKEEPER_CONNECT`) when the block needs one. In TypeScript the prelude holds it
- * with `await using`, so it closes after the block's own `await using` leases are released; in
- * JavaScript a last line closes it. The prelude is one line: the block's line N is the file's N + 1.
+ * What a block says it prints: the text after `// prints:` on its lines, in order, `…` standing
+ * for any text (a node name, a token). Each must be a line of its standard output, in that order.
  */
-export function moduleText(block: ReadmeBlock): string {
-  if (!needsClient(block)) return `\n${block.code}\n`;
-  const connect = "import { ZooKeeperClient as ReadmeClient$ } from 'zklock'; %s client = await ReadmeClient$.connect(process.env.ZOOKEEPER_CONNECT ?? '');";
-  if (block.lang === 'ts') return `${connect.replace('%s', 'await using')}\n${block.code}\n`;
-  return `${connect.replace('%s', 'const')}\n${block.code}\nawait client.close();\n`;
+export function statedOutput(block: ReadmeBlock): RegExp[] {
+  const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return [...block.code.matchAll(/\/\/ prints: (.*)$/gm)].map((m) => new RegExp(`^${(m[1] ?? '').trim().split('…').map(escape).join('.+')}$`));
+}
+
+/** The lines of `stdout` that match `expected` in order; the first that matches nothing, or undefined when all do. */
+export function firstUnmatched(stdout: string, expected: readonly RegExp[]): RegExp | undefined {
+  const lines = stdout.split('\n');
+  let at = 0;
+  for (const pattern of expected) {
+    const found = lines.findIndex((l, i) => i >= at && pattern.test(l));
+    if (found < 0) return pattern;
+    at = found + 1;
+  }
+  return undefined;
 }
 
 export interface Run {
   code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Both streams interleaved, as the user would see them. */
   output: string;
 }
 
-/** Runs a command to its end (killed after `ms`), with stdout and stderr interleaved as the user would see them. */
+/** Runs a command to its end (killed after `ms`). */
 export async function run(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; ms: number }): Promise<Run> {
   const child = spawn(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const result: Run = { code: null, stdout: '', stderr: '', output: '' };
+  child.stdout.on('data', (chunk: Buffer) => {
+    result.stdout += chunk.toString();
+    result.output += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    result.stderr += chunk.toString();
+    result.output += chunk.toString();
+  });
   const timer = setTimeout(() => {
-    output += `\n[killed after ${options.ms} ms]`;
+    result.output += `\n[killed after ${options.ms} ms]`;
     child.kill('SIGKILL');
   }, options.ms);
   try {
-    const [code] = (await once(child, 'close')) as [number | null];
-    return { code, output };
+    [result.code] = (await once(child, 'close')) as [number | null];
+    return result;
   } finally {
     clearTimeout(timer);
   }

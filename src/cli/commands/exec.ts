@@ -59,7 +59,7 @@ export function execCommand(): Command {
     .option('-w, --write', 'take the exclusive side of a read/write lock')
     .addOption(new Option('-l, --limit <n>', 'a semaphore: up to n holders at once').argParser(parsePositiveInteger))
     .addOption(new Option('--layout <layout>', 'node names compatible with Curator or kazoo (Python)').choices(['curator', 'kazoo']).default('curator'))
-    .addOption(new Option('--grace <duration>', 'after a lost lock (or --max-hold), time between SIGTERM and SIGKILL').argParser(parseDuration).default(10_000, '10s'))
+    .addOption(new Option('--grace <duration>', 'after a lost lock (or --max-hold), time between SIGTERM and SIGKILL (0: at once)').argParser(parseDuration).default(10_000, '10s'))
     .addOption(new Option('--max-hold <duration>', 'stop the command (exit 124) once it has held the lock this long').argParser(parsePositiveLongDuration))
     .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveLongDuration))
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
@@ -75,10 +75,12 @@ export function execCommand(): Command {
  * options stay its own (`-l` is ours and ls's). Options written between the lock path and `--`
  * are still ours, as `status /x --json` accepts them: they are parsed here, and the command is
  * what follows `--`. Without a `--` there is no telling ours from the command's: a usage error.
+ * `--help` there asks for our help, as it does anywhere else (no command is named `--help`).
  */
 function optionsAfterPath(command: Command, argv: string[]): string[] {
   if (!argv[0]?.startsWith('-') || argv[0] === '--') return argv;
   const end = argv.indexOf('--');
+  if ((end < 0 ? argv.slice(0, 1) : argv.slice(0, end)).some((arg) => arg === '--help' || arg === '-h')) command.help();
   if (end < 0) throw new CliError(`exec: "${argv[0]}" after the lock path: put options before the lock path, or the command after "--" (zklock exec [options] <lock-path> -- <command>)`, EXIT.USAGE);
   const { operands, unknown } = command.parseOptions(argv.slice(0, end));
   const stray = [...operands, ...unknown];

@@ -91,10 +91,13 @@ async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number
 /**
  * A semaphore's path holds its `leases/` and `locks/` and nothing else, and they hold only
  * contender nodes. Any `locks` child is not enough: `/` with a `/locks` folder of lock paths (the
- * README's own layout) would be taken for a semaphore and never walked.
+ * README's own layout) would be taken for a semaphore and never walked. Nor is an empty `locks`
+ * alone (a user's `ensurePath('/locks')` before any lock): only a semaphore makes `leases`, so
+ * without it one contender node must show that this is one.
  */
 async function isSemaphore(client: ZooKeeperClient, path: string, children: readonly string[], signal: AbortSignal): Promise<boolean> {
   if (children.length === 0 || !children.every((c) => c === 'leases' || c === 'locks')) return false;
+  let contenders = 0;
   for (const child of children) {
     const inside = await client.getChildren(joinPath(path, child), { signal }).then(
       (r) => r.children,
@@ -104,8 +107,9 @@ async function isSemaphore(client: ZooKeeperClient, path: string, children: read
       },
     );
     if (!inside.every(isContenderNode)) return false;
+    contenders += inside.length;
   }
-  return true;
+  return children.includes('leases') || contenders > 0;
 }
 
 async function summarize(client: ZooKeeperClient, lockPath: string): Promise<LockSummary> {

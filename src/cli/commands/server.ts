@@ -46,6 +46,8 @@ async function serve(flags: ServerFlags): Promise<number> {
     process.stdout.write(`${running.connectString}\n`);
     if (running instanceof ZooKeeperServer && running.securePort !== undefined) process.stderr.write(`TLS on 127.0.0.1:${running.securePort}\n`);
     process.stderr.write(`zklock: ${flags.ensemble ? `${flags.ensemble}-member ensemble` : 'ZooKeeper server'} running; Ctrl-C to stop\n`);
+    // Its ports are free ones, not 2181: the examples and the CLI find it through $ZOOKEEPER_CONNECT.
+    process.stderr.write(`zklock: to use it from another shell: export ZOOKEEPER_CONNECT=${running.connectString}\n`);
     // The harness does not keep the event loop alive (its JVMs are unref'd), so this timer does until a signal comes.
     const keepAlive = setInterval(() => undefined, 1 << 30);
     await new Promise<void>((resolve) => interrupt.signal.addEventListener('abort', () => resolve(), { once: true }));
