@@ -20,9 +20,12 @@ command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 [ -f /usr/share/java/slf4j-nop.jar ] || missing+=(libslf4j-java)
 # test/cli/ui.test.ts drives Debian's Chromium (test/cli/helpers/browser.ts).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# A recommendation of chromium's, so --no-install-recommends below leaves it out: without it the
+# page (and the README's picture) renders in whatever font is left.
+if command -v dpkg >/dev/null 2>&1 && ! dpkg -s fonts-liberation >/dev/null 2>&1; then missing+=(fonts-liberation); fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-system-deps: java, javac, zookeeper, kazoo, curator, slf4j and chromium are present"
+  echo "install-system-deps: java, javac, zookeeper, kazoo, curator, slf4j, chromium and its fonts are present"
   exit 0
 fi
 

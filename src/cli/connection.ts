@@ -8,6 +8,7 @@ import { CliError, messageOf } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { AuthEntry } from './parse-values.js';
 import { parseAuth, parsePositiveDuration } from './parse-values.js';
+import type { ForwardedSignal } from './signals.js';
 import { interrupted, interruptSignal } from './signals.js';
 import { bounded } from './timing.js';
 
@@ -98,12 +99,15 @@ export async function closeClient(client: ZooKeeperClient, ms = 3000): Promise<v
  * Runs `fn` with a connected client that is closed afterwards; Ctrl-C (or SIGTERM/SIGHUP) aborts
  * the signal handed to `fn` and the command exits 128+N instead of hanging on a slow server.
  */
-export async function withClient(flags: ConnectionFlags, fn: (client: ZooKeeperClient, signal: AbortSignal) => Promise<number | void>): Promise<number> {
+export async function withClient(
+  flags: ConnectionFlags,
+  fn: (client: ZooKeeperClient, signal: AbortSignal, received: () => ForwardedSignal | undefined) => Promise<number | void>,
+): Promise<number> {
   using interrupt = interruptSignal();
   let client: ZooKeeperClient | undefined;
   try {
     client = await connectClient(flags, interrupt.signal);
-    return (await fn(client, interrupt.signal)) ?? EXIT.OK;
+    return (await fn(client, interrupt.signal, interrupt.received)) ?? EXIT.OK;
   } catch (error) {
     const by = interrupt.received();
     if (by) return interrupted(by, client ? 'waiting for ZooKeeper' : `connecting to ${flags.connect}`);

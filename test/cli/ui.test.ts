@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import type { Lease } from '../../src/index.js';
-import { Mutex, ReadWriteLock, Semaphore, ZooKeeperClient } from '../../src/index.js';
+import { Mutex, Perms, ReadWriteLock, Semaphore, ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, harnessBound, sessionBound } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
@@ -16,8 +16,9 @@ import type { CliRun } from './helpers/cli.js';
 import { startCli } from './helpers/cli.js';
 
 const SESSION_TIMEOUT_MS = 4000;
-/** The README's picture, remade when ZKLOCK_UI_SCREENSHOT=1 (every run takes one; others go to a temporary file, so the picture only changes when asked). */
-const SCREENSHOT = process.env.ZKLOCK_UI_SCREENSHOT === '1' ? new URL('../../docs/ui/zklock-ui.png', import.meta.url) : pathToFileURL(join(tmpdir(), `zklock-ui-${process.pid}.png`));
+/** Every run takes the README's picture; into the test's temporary directory unless ZKLOCK_UI_SCREENSHOT=1 asks for it to be remade. */
+const TEMP = mkdtempSync(join(tmpdir(), 'zklock-ui-'));
+const SCREENSHOT = process.env.ZKLOCK_UI_SCREENSHOT === '1' ? new URL('../../docs/ui/zklock-ui.png', import.meta.url) : pathToFileURL(join(TEMP, 'zklock-ui.png'));
 
 describe('zklock ui in a real browser', () => {
   let server: ZooKeeperServer;
@@ -38,6 +39,7 @@ describe('zklock ui in a real browser', () => {
     for (const client of clients) await client.close();
     await admin?.close();
     await server?.stop();
+    rmSync(TEMP, { recursive: true, force: true });
   });
 
   async function client(): Promise<ZooKeeperClient> {
@@ -46,12 +48,13 @@ describe('zklock ui in a real browser', () => {
     return c;
   }
 
-  /** Starts `zklock ui` and answers the address it printed. */
+  /** Starts `zklock ui` and answers the address it printed (with its ?token=). */
   async function startUi(root: string, ...flags: string[]): Promise<{ run: CliRun; url: string }> {
     const run = startCli(['ui', '--root', root, '--session-timeout', `${SESSION_TIMEOUT_MS}ms`, ...flags], { ZOOKEEPER_CONNECT: server.connectString });
     runs.push(run);
-    await eventually(() => /http:\/\/\S+\//.test(run.stdout()) || run.child.exitCode !== null, ROUND_TRIPS_MS, 'zklock ui printed its address');
-    const url = /http:\/\/\S+\//.exec(run.stdout())?.[0];
+    const printed = /http:\/\/\S+\/\?token=[0-9a-f]+/;
+    await eventually(() => printed.test(run.stdout()) || run.child.exitCode !== null, ROUND_TRIPS_MS, 'zklock ui printed its address');
+    const url = printed.exec(run.stdout())?.[0];
     assert.ok(url, `no address printed; stderr: ${run.stderr()}`);
     return { run, url };
   }
@@ -61,12 +64,20 @@ describe('zklock ui in a real browser', () => {
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('console', (message) => {
-      if (message.type() === 'error' && !/Failed to load resource|EventSource/.test(message.text())) errors.push(message.text());
+      if (message.type() === 'error' && !/EventSource/.test(message.text())) errors.push(message.text());
     });
     await page.goto(url);
     await page.locator('#connection[data-state="connected"]').waitFor({ timeout: ROUND_TRIPS_MS });
     Object.assign(page, { scriptErrors: errors });
     return page;
+  }
+
+  /** The cookie the printed address gives, as a browser would keep it, for requests made outside the page. */
+  async function signIn(url: string): Promise<string> {
+    const res = await fetch(url, { redirect: 'manual' });
+    assert.equal(res.status, 303);
+    assert.match(res.headers.get('set-cookie') ?? '', /HttpOnly; SameSite=Strict/);
+    return (res.headers.get('set-cookie') ?? '').split(';')[0]!;
   }
 
   /** The owners shown for a lock, holders first, as the page lists them. */
@@ -153,11 +164,17 @@ describe('zklock ui in a real browser', () => {
     const page = await open(url);
     await shows(page, '/ui/admin/job', ['stuck-worker'], [], 'the holder');
 
-    const post = (headers: Record<string, string>, target = url): Promise<number> =>
-      fetch(new URL('/api/release', target), { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify({ node: nodePath }) }).then((r) => r.status);
+    const cookie = await signIn(url);
+    const origin = new URL(url).origin;
+    const post = (headers: Record<string, string>, body: unknown = { node: nodePath }, action = 'release'): Promise<number> =>
+      fetch(new URL(`/api/${action}`, url), { method: 'POST', headers: { 'Content-Type': 'application/json', Cookie: cookie, ...headers }, body: JSON.stringify(body) }).then((r) => r.status);
     const token = (await page.locator('meta[name="zklock-admin-token"]').getAttribute('content')) ?? '';
     assert.equal(await post({ 'X-Zklock-Token': token, Origin: 'http://evil.example' }), 403, 'another site\'s origin');
-    assert.equal(await post({ Origin: new URL(url).origin }), 403, 'no token');
+    assert.equal(await post({ Origin: origin }), 403, 'no token');
+    assert.equal(await post({ Origin: origin, 'X-Zklock-Token': `${token.slice(0, -1)}0` }), 403, 'a wrong token');
+    assert.equal(await post({ Origin: origin, 'X-Zklock-Token': token, Cookie: 'zklock-ui-1=nope' }), 401, 'no page cookie');
+    assert.equal(await post({ Origin: origin, 'X-Zklock-Token': token }, { node: `${nodePath}x\n2000-01-01 admin forged` }), 404, 'a node not on show');
+    assert.equal(await post({ Origin: origin, 'X-Zklock-Token': token }, { node: 'x'.repeat(5000) }), 413, 'an oversized body');
     const port = new URL(url).port;
     // fetch will not send a Host of our choosing; node:http does, as a browser does for a rebound name.
     const rebound = await new Promise<number | undefined>((resolve, reject) => {
@@ -165,17 +182,91 @@ describe('zklock ui in a real browser', () => {
     });
     assert.equal(rebound, 421, 'a Host that is not ours (DNS rebinding)');
     assert.ok(await admin.exists(nodePath), 'nothing deleted by refused requests');
+    await eventually(() => (run.stdout().match(/ admin force release of .* asked from /g) ?? []).length === 6, ROUND_TRIPS_MS, 'every refused request logged');
+    assert.ok(!/^2000-01-01/m.test(run.stdout()), 'node text cannot forge a log line');
 
+    // Escape, then Cancel: nothing sent, nothing deleted, and focus back on the button.
     const button = page.locator(`tr[data-node="${nodePath}"] button[data-action="release"]`);
+    for (const dismiss of [() => page.keyboard.press('Escape'), () => page.locator('#confirm button[value="cancel"]').click()]) {
+      await button.click();
+      await page.locator('#confirm[open]').waitFor({ timeout: ROUND_TRIPS_MS });
+      await dismiss();
+      await page.locator('#confirm[open]').waitFor({ state: 'detached', timeout: ROUND_TRIPS_MS });
+    }
+    assert.ok(await admin.exists(nodePath), 'nothing deleted by a dismissed dialog');
+    assert.equal((run.stdout().match(/ admin force release of /g) ?? []).length, 6, 'and nothing asked of the server');
+
     await button.focus();
     await page.keyboard.press('Enter');
     await page.locator('#confirm[open]').waitFor({ timeout: ROUND_TRIPS_MS });
     await page.locator('#confirm-ok').click();
     await eventually(async () => (await admin.exists(nodePath)) === null, ROUND_TRIPS_MS, 'the node deleted');
-    await eventually(() => run.stdout().includes(`admin force release of ${nodePath}`), ROUND_TRIPS_MS, 'the action logged');
+    await eventually(() => run.stdout().includes(`admin force release of ${JSON.stringify(nodePath)} asked from`) && /: 200 deleted /.test(run.stdout()), ROUND_TRIPS_MS, 'the action logged');
     await shows(page, '/ui/admin/job', [], [], 'the lock free');
     assert.equal(await page.locator('section[data-path="/ui/admin/job"] .timeline rect.span.forced').count(), 1, 'the timeline marks the hold forced');
     await eventually(() => !lease.held, ROUND_TRIPS_MS, 'the holder notices');
+    await page.close();
+  });
+
+  it('admin: a confirmed revoke asks the holder to let go; a semaphore\'s holder is never asked', async () => {
+    const lease = await new Mutex(await client(), '/ui/revoke/job', { ownerId: 'polite', revocable: true }).acquire();
+    const permit = await new Semaphore(await client(), '/ui/revoke/pool', 2, { ownerId: 'permit' }).acquire();
+    const { run, url } = await startUi('/ui/revoke', '--allow-admin');
+    const page = await open(url);
+    await shows(page, '/ui/revoke/job', ['polite'], [], 'the holder');
+    await shows(page, '/ui/revoke/pool', ['permit'], [], 'the semaphore holder');
+    assert.equal(await page.locator('section[data-path="/ui/revoke/pool"] button[data-action="revoke"]').count(), 0, 'no revoke button for a semaphore');
+
+    const permitNode = (await page.locator('section[data-path="/ui/revoke/pool"] tr.holder').getAttribute('data-node')) ?? '';
+    const token = (await page.locator('meta[name="zklock-admin-token"]').getAttribute('content')) ?? '';
+    const before = (await admin.getData(permitNode)).stat.version;
+    const refused = await fetch(new URL('/api/revoke', url), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Cookie: await signIn(url), Origin: new URL(url).origin, 'X-Zklock-Token': token },
+      body: JSON.stringify({ node: permitNode }),
+    });
+    assert.equal(refused.status, 409, 'the server refuses what the page does not offer');
+    assert.equal((await admin.getData(permitNode)).stat.version, before, 'the permit node untouched');
+
+    await page.locator('section[data-path="/ui/revoke/job"] button[data-action="revoke"]').click();
+    await page.locator('#confirm[open]').waitFor({ timeout: ROUND_TRIPS_MS });
+    await page.locator('#confirm-ok').click();
+    await eventually(() => lease.revocationRequested.aborted, ROUND_TRIPS_MS, 'the holder told to let go');
+    await eventually(() => / admin revocation request of "\/ui\/revoke\/job\/.*: 200 /.test(run.stdout()), ROUND_TRIPS_MS, 'the request logged');
+    await lease.release();
+    await permit.release();
+    await page.close();
+  });
+
+  it('opens only through the printed address: no page, events or token without its secret', async () => {
+    const { url } = await startUi('/ui/secret', '--allow-admin');
+    const bare = new URL('/', url);
+    assert.equal((await fetch(bare)).status, 401, 'the page without the secret');
+    assert.equal((await fetch(new URL('/events', url))).status, 401, 'the events without the secret');
+    assert.equal((await fetch(new URL('/?token=0123', url), { redirect: 'manual' })).status, 401, 'a wrong secret');
+    const page = await open(url);
+    assert.equal(new URL(page.url()).search, '', 'the secret is off the address bar once exchanged');
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie), '', 'the cookie is out of scripts\' reach');
+    await page.close();
+  });
+
+  it('shows every other lock when a znode under the root is unreadable (its ACL), and follows changes next to it', async () => {
+    // The secret subtree lets anyone create and delete in it, but not list it.
+    await admin.ensurePath('/ui/acl');
+    await admin.create('/ui/acl/secret', '', { acl: [{ perms: Perms.CREATE | Perms.DELETE, id: { scheme: 'world', id: 'anyone' } }] });
+    const holder = await new Mutex(await client(), '/ui/acl/open', { ownerId: 'visible' }).acquire();
+    const { url } = await startUi('/ui/acl');
+    const page = await open(url);
+    await shows(page, '/ui/acl/open', ['visible'], [], 'the readable lock');
+    await page.locator('#connection', { hasText: '1 unreadable' }).waitFor({ timeout: ROUND_TRIPS_MS });
+    // One batch of changes, one of them where we may not read: the other still shows.
+    const contender = '_c_00000000-0000-4000-8000-000000000001-lock-';
+    await admin.multi([
+      { op: 'create', path: `/ui/acl/secret/${contender}`, mode: 'EPHEMERAL_SEQUENTIAL' },
+      { op: 'create', path: `/ui/acl/open/${contender}`, data: 'next', mode: 'EPHEMERAL_SEQUENTIAL' },
+    ]);
+    await shows(page, '/ui/acl/open', ['visible'], ['next'], 'a waiter that came with a change next to the unreadable node');
+    await holder.release();
     await page.close();
   });
 
@@ -217,13 +308,18 @@ describe('zklock ui in a real browser', () => {
   });
 
   it('shows ZooKeeper going away, and recovers with the watch set again when it returns', async () => {
+    await admin.ensurePath('/ui/outage');
     const { url } = await startUi('/ui/outage');
     const page = await open(url);
+    // The server's own list of watches, not the page's word: the persistent watch is in place before the outage.
+    await eventually(async () => /^\t\/ui\/outage$/m.test(await server.fourLetterWord('wchc')), ROUND_TRIPS_MS, 'the watch on the root set');
+    await page.locator('#connection[data-mode="watch"]').waitFor({ timeout: ROUND_TRIPS_MS });
     await server.stop();
     await page.locator('#connection[data-state="disconnected"], #connection[data-state="expired"]').waitFor({ timeout: sessionBound(SESSION_TIMEOUT_MS) });
     await server.start();
     await page.locator('#connection[data-state="connected"]').waitFor({ timeout: harnessBound(1) });
     // A change after the return shows: the watch (or, after an expiry, a new one) is in place.
+    await eventually(async () => /^\t\/ui\/outage$/m.test(await server.fourLetterWord('wchc')), harnessBound(1), 'the watch set again on the returned server');
     const lease = await new Mutex(await client(), '/ui/outage/after', { ownerId: 'back-again' }).acquire();
     await shows(page, '/ui/outage/after', ['back-again'], [], 'a lock taken after the outage');
     await lease.release();

@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, withClient } from '../connection.js';
 import { EXIT_CODES_HELP } from '../exit-codes.js';
+import { signalExitCode } from '../signals.js';
 import { parsePort, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { AdminActions } from '../ui/admin.js';
 import { LiveTree } from '../ui/live-tree.js';
@@ -26,8 +27,9 @@ Shows every lock under the root (zklock's, Curator's and kazoo's mutexes, read/w
 semaphores, simple locks): holders, waiters in queue order, how long each has waited, and a
 timeline of handoffs. Changes arrive through one persistent recursive watch on the root
 (ZooKeeper 3.6+; older servers are polled every second). Serves on 127.0.0.1 unless --host
-says otherwise; it has no login of its own, so think twice before --host 0.0.0.0. Admin
-actions ask for confirmation in the page and are logged here.
+says otherwise; the address it prints carries a secret (?token=) the page needs, so share it
+as you would the credentials it connects with. Admin actions ask for confirmation in the page
+and are logged here.
 `;
 
 function identityOf(flags: ConnectionFlags): Identity {
@@ -47,7 +49,7 @@ export function uiCommand(): Command {
     .addOption(new Option('--max-nodes <n>', 'stop walking the tree after this many znodes').argParser(parsePositiveInteger).default(100_000));
   addConnectionOptions(command);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (flags: UiFlags) => {
-    process.exitCode = await withClient(flags, async (client, signal) => {
+    process.exitCode = await withClient(flags, async (client, signal, received) => {
       const tree = new LiveTree(client, flags.root, flags.maxNodes);
       const log = (line: string): void => void process.stdout.write(`${line}\n`);
       const admin = flags.allowAdmin ? new AdminActions(client, tree.model, log) : undefined;
@@ -60,6 +62,9 @@ export function uiCommand(): Command {
         await tree.stop();
         await server.close();
       }
+      // Stopped by a signal, as every command is: 130 for Ctrl-C, so a script can tell.
+      const by = received();
+      return by ? signalExitCode(by) : undefined;
     });
   });
 }

@@ -4,9 +4,17 @@ import { ZooKeeperError, requestRevocation } from '../../index.js';
 import { messageOf } from '../cli-error.js';
 import type { LockModel } from './lock-model.js';
 
+export type AdminAction = 'release' | 'revoke';
+
 export interface AdminResult {
   status: number;
   message: string;
+}
+
+/** Compares a secret someone sent with ours in constant time. */
+export function sameSecret(given: string, secret: string): boolean {
+  const [a, b] = [Buffer.from(given), Buffer.from(secret)];
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /**
@@ -25,30 +33,47 @@ export class AdminActions {
   ) {}
 
   checkToken(given: string | string[] | undefined): boolean {
-    if (typeof given !== 'string') return false;
-    const [a, b] = [Buffer.from(given), Buffer.from(this.token)];
-    return a.length === b.length && timingSafeEqual(a, b);
+    return typeof given === 'string' && sameSecret(given, this.token);
   }
 
-  async run(action: 'release' | 'revoke', node: string, from: string): Promise<AdminResult> {
+  async run(action: AdminAction, node: string, from: string): Promise<AdminResult> {
     const result = await this.attempt(action, node);
-    this.log(`${new Date().toISOString()} admin ${action === 'release' ? 'force release' : 'revocation request'} of ${node} asked from ${from}: ${result.message}`);
+    this.logRequest(action, node, from, result);
     return result;
   }
 
-  private async attempt(action: 'release' | 'revoke', node: string): Promise<AdminResult> {
-    const contender = this.model.contender(node);
-    if (!contender) return { status: 404, message: 'not a contender of a lock on show (gone already?)' };
+  /**
+   * One line per request, done or refused. Node paths and owners are other people's bytes:
+   * JSON-quoted, so a newline or an escape sequence in them cannot forge or hide a line.
+   */
+  logRequest(action: AdminAction, node: string | undefined, from: string, result: AdminResult): void {
+    const what = action === 'release' ? 'force release' : 'revocation request';
+    this.log(`${new Date().toISOString()} admin ${what} of ${node === undefined ? '(no node)' : JSON.stringify(node)} asked from ${from}: ${result.status} ${result.message}`);
+  }
+
+  private async attempt(action: AdminAction, node: string): Promise<AdminResult> {
+    const shown = this.model.contender(node);
+    if (!shown) return { status: 404, message: 'not a contender of a lock on show (gone already?)' };
+    const { contender, kind } = shown;
+    const owner = JSON.stringify(contender.owner);
     try {
       if (action === 'revoke') {
-        return (await requestRevocation(this.client, node)) ? { status: 200, message: `revocation requested (owner ${contender.owner})` } : { status: 404, message: 'already gone' };
+        // Neither a semaphore nor a simple lock listens for revocation requests (the page offers none).
+        if (kind === 'semaphore' || kind === 'simple') return { status: 409, message: `a ${kind} lock's holders do not take revocation requests; nothing sent` };
+        return (await requestRevocation(this.client, node)) ? { status: 200, message: `revocation requested (owner ${owner})` } : { status: 404, message: 'already gone' };
       }
       // The node as shown, not one made since under the same name by someone else (a simple lock's fixed path).
       const { stat } = await this.client.getData(node);
       if (`0x${stat.ephemeralOwner.toString(16)}` !== contender.session) return { status: 409, message: 'the node changed owner since the page showed it; nothing deleted' };
+      // Marked before the delete: the watch event of the delete may be read before the reply comes.
       this.model.markForced(node);
-      await this.client.delete(node, { version: stat.version });
-      return { status: 200, message: `deleted (owner ${contender.owner}, session ${contender.session})` };
+      try {
+        await this.client.delete(node, { version: stat.version });
+      } catch (error) {
+        this.model.markForced(node, false);
+        throw error;
+      }
+      return { status: 200, message: `deleted (owner ${owner}, session ${contender.session})` };
     } catch (error) {
       if (error instanceof ZooKeeperError && error.code === 'NONODE') return { status: 404, message: 'already gone' };
       return { status: 502, message: `failed: ${messageOf(error)}` };

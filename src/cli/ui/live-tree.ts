@@ -4,7 +4,7 @@ import { isZooKeeperError } from '../../index.js';
 import { messageOf } from '../cli-error.js';
 import { LockModel } from './lock-model.js';
 import type { ModelChange } from './lock-model.js';
-import { affectedPaths, classify, scanTree } from './lock-scan.js';
+import { SCAN_PARALLELISM, affectedPaths, classify, scanTree, settleBounded, unreadableHere } from './lock-scan.js';
 
 /** What the page shows about the connection: the banner, and how changes reach us. */
 export interface TreeStatus {
@@ -15,6 +15,8 @@ export interface TreeStatus {
   since: number;
   /** The last scan stopped at --max-nodes. */
   truncated: boolean;
+  /** Znodes under the root our credentials may not read (their ACL): left out of the page. */
+  unreadable: number;
   /** Why the last read failed, while it does. */
   error?: string;
 }
@@ -27,6 +29,9 @@ export interface LiveTreeEvents {
 const POLL_MS = 1000;
 /** Changes are read in batches: a burst (a lock handed on, a thousand waiters arriving) is one round of reads, not one per event. */
 const BATCH_MS = 25;
+/** A path whose read failed (not for its ACL) is tried again this many times, RETRY_MS apart; then it waits for the next rescan. */
+const MAX_RETRIES = 5;
+const RETRY_MS = 500;
 
 /**
  * The locks under `root`, kept current: one persistent recursive watch on the root marks the
@@ -36,9 +41,12 @@ const BATCH_MS = 25;
  */
 export class LiveTree extends EventEmitter<LiveTreeEvents> {
   readonly model = new LockModel();
-  private statusNow: TreeStatus = { state: 'connected', mode: 'starting', since: Date.now(), truncated: false };
+  private statusNow: TreeStatus = { state: 'connected', mode: 'starting', since: Date.now(), truncated: false, unreadable: 0 };
   private watch: PersistentWatch | undefined;
   private readonly dirty = new Set<string>();
+  /** Paths whose last read failed, and how often in a row. */
+  private readonly retries = new Map<string, number>();
+  private readonly unreadable = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   /** One read pass at a time; another one asked for meanwhile runs after it. */
@@ -59,7 +67,9 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
       else if (event === 'closed') this.setStatus({ state: 'closed' });
       else if (event === 'reconnected') {
         this.setStatus({ state: 'connected' });
-        this.rescan();
+        // No watch yet (the connection dropped before the first addWatch answered, or it failed): set it now, which reads the tree too.
+        if (!this.watch && !this.pollTimer) this.schedule(() => this.startWatching());
+        else this.rescan();
       } else if (event === 'connected' && this.statusNow.state !== 'connected') {
         // A new session: the old one's watch died with it.
         this.setStatus({ state: 'connected' });
@@ -129,10 +139,14 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
   private onEvent(event: WatchEvent): void {
     if (event.type === 'expired' || event.type === 'closed') return;
     for (const path of affectedPaths(event.path, this.root)) this.dirty.add(path);
+    this.flushSoon(BATCH_MS);
+  }
+
+  private flushSoon(ms: number): void {
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = undefined;
       this.schedule(() => this.readDirty());
-    }, BATCH_MS);
+    }, ms);
   }
 
   /** Reads the whole tree again, once, after whatever pass is running. */
@@ -146,26 +160,53 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
   }
 
   private async scanAll(): Promise<void> {
-    const { locks, truncated } = await scanTree(this.client, this.root, this.maxNodes);
+    const { locks, truncated, unreadable } = await scanTree(this.client, this.root, this.maxNodes);
+    // A known lock that is empty now was not kept by the walk (no contender children): read it again as the lock it was.
+    const gone = this.model.all().filter((l) => !locks.has(l.path) && !unreadable.has(l.path)).map((l) => l.path);
+    const reread = await settleBounded(gone, SCAN_PARALLELISM, (path) => classify(this.client, path, this.model.kindOf(path)));
     const change: ModelChange = { upserts: [], removed: [] };
-    const paths = new Set([...this.model.all().map((l) => l.path), ...locks.keys()]);
-    for (const path of paths) {
-      const found = locks.get(path);
-      // A known lock that is empty now was not kept by the walk (no contender children): read it as the lock it was.
-      const scanned = found ?? (this.model.has(path) ? await classify(this.client, path, this.model.kindOf(path)) : undefined);
-      merge(change, this.model.update(path, scanned));
-    }
-    this.setStatus({ truncated, error: undefined });
+    for (const [path, scanned] of locks) merge(change, this.model.update(path, scanned));
+    reread.forEach((result, i) => {
+      if (result.status === 'rejected' && !unreadableHere(result.reason)) throw result.reason;
+      if (result.status === 'rejected') unreadable.add(gone[i]!);
+      else merge(change, this.model.update(gone[i]!, result.value));
+    });
+    this.unreadable.clear();
+    for (const path of unreadable) this.unreadable.add(path);
+    this.setStatus({ truncated, unreadable: this.unreadable.size, error: undefined });
     this.publish(change);
   }
 
+  /**
+   * Reads the paths changes were seen at. Each path stands alone: one that fails leaves the
+   * others' changes on show; it is tried again a few times (not for an ACL: that stays).
+   */
   private async readDirty(): Promise<void> {
     const paths = [...this.dirty];
     this.dirty.clear();
     const change: ModelChange = { upserts: [], removed: [] };
-    const read = await Promise.all(paths.map(async (path) => [path, await classify(this.client, path, this.model.kindOf(path))] as const));
-    for (const [path, scanned] of read) merge(change, this.model.update(path, scanned));
+    const read = await settleBounded(paths, SCAN_PARALLELISM, (path) => classify(this.client, path, this.model.kindOf(path)));
+    let retry = false;
+    read.forEach((result, i) => {
+      const path = paths[i]!;
+      if (result.status === 'fulfilled') {
+        this.retries.delete(path);
+        this.unreadable.delete(path);
+        merge(change, this.model.update(path, result.value));
+      } else if (unreadableHere(result.reason)) {
+        this.unreadable.add(path);
+      } else {
+        const tries = (this.retries.get(path) ?? 0) + 1;
+        this.setStatus({ error: messageOf(result.reason) });
+        if (tries > MAX_RETRIES) return void this.retries.delete(path);
+        this.retries.set(path, tries);
+        this.dirty.add(path);
+        retry = true;
+      }
+    });
+    this.setStatus({ unreadable: this.unreadable.size, ...(retry ? {} : { error: undefined }) });
     this.publish(change);
+    if (retry) this.flushSoon(RETRY_MS);
   }
 
   private publish(change: ModelChange): void {

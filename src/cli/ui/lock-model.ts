@@ -103,17 +103,19 @@ export class LockModel {
     return this.locks.has(path);
   }
 
-  /** The contender `nodePath` of a lock shown, if any. */
-  contender(nodePath: string): ContenderView | undefined {
+  /** The contender `nodePath` of a lock shown, and its lock's kind, if any. */
+  contender(nodePath: string): { contender: ContenderView; kind: LockKind } | undefined {
     for (const lock of this.locks.values()) {
       const found = [...lock.holders, ...lock.waiters].find((c) => c.path === nodePath);
-      if (found) return found;
+      if (found) return { contender: found, kind: lock.kind };
     }
     return undefined;
   }
 
-  markForced(nodePath: string): void {
-    this.forced.add(nodePath);
+  /** `forced`: the node is being deleted by a force release (its hold ends in red); false again if the delete failed. */
+  markForced(nodePath: string, forced = true): void {
+    if (forced) this.forced.add(nodePath);
+    else this.forced.delete(nodePath);
   }
 
   /** Records what was read at `path` (undefined: no lock there now); the view to send, if anything changed. */

@@ -78,32 +78,52 @@ async function classifyListing(client: ZooKeeperClient, path: string, children: 
 }
 
 /** How many reads a scan keeps in flight: enough to hide round trips, few enough not to crowd a session out. */
-const SCAN_PARALLELISM = 64;
+export const SCAN_PARALLELISM = 64;
+
+/**
+ * An error about one znode, not the session: one our credentials may not read (its ACL). Others
+ * (connection loss, expiry) fail the whole read, which is done again once the session is back.
+ */
+export function unreadableHere(error: unknown): boolean {
+  return error instanceof ZooKeeperError && error.code === 'NOAUTH';
+}
+
+/** `fn` over `items`, at most `limit` at a time; settled results in the items' order. */
+export async function settleBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<PromiseSettledResult<R>[]> {
+  const results: PromiseSettledResult<R>[] = [];
+  for (let i = 0; i < items.length; i += limit) results.push(...(await Promise.allSettled(items.slice(i, i + limit).map(fn))));
+  return results;
+}
 
 /**
  * Every lock under `root`, breadth-first, level by level with reads in parallel. Locks' own
  * children are not walked (they are the lock's contenders). Stops after `maxNodes` znodes and
- * says so in `truncated`.
+ * says so in `truncated`. A znode we may not read is skipped and named in `unreadable`: one
+ * ACL'd subtree must not hide every other lock.
  */
-export async function scanTree(client: ZooKeeperClient, root: string, maxNodes: number): Promise<{ locks: Map<string, ScannedLock>; truncated: boolean }> {
+export async function scanTree(client: ZooKeeperClient, root: string, maxNodes: number): Promise<{ locks: Map<string, ScannedLock>; truncated: boolean; unreadable: Set<string> }> {
   const locks = new Map<string, ScannedLock>();
+  const unreadable = new Set<string>();
   let level = [root];
   let visited = 0;
   while (level.length > 0) {
     const next: string[] = [];
     for (let i = 0; i < level.length; i += SCAN_PARALLELISM) {
       const batch = level.slice(i, i + SCAN_PARALLELISM);
-      if ((visited += batch.length) > maxNodes) return { locks, truncated: true };
+      if ((visited += batch.length) > maxNodes) return { locks, truncated: true, unreadable };
       await Promise.all(
         batch.map(async (path) => {
           let listing;
+          let lock;
           try {
             listing = await client.getChildren(path);
+            lock = await classifyListing(client, path, listing.children, listing.stat.ephemeralOwner !== 0n);
           } catch (error) {
             if (error instanceof ZooKeeperError && error.code === 'NONODE') return; // deleted while we walked
-            throw error;
+            if (!unreadableHere(error)) throw error;
+            unreadable.add(path);
+            return;
           }
-          const lock = await classifyListing(client, path, listing.children, listing.stat.ephemeralOwner !== 0n);
           if (lock) {
             locks.set(path, lock);
             return;
@@ -117,5 +137,5 @@ export async function scanTree(client: ZooKeeperClient, root: string, maxNodes: 
     }
     level = next;
   }
-  return { locks, truncated: false };
+  return { locks, truncated: false, unreadable };
 }

@@ -6,12 +6,13 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * Headless Chromium (Playwright gives it a fresh throwaway profile). The flags keep it off the
- * network (no updates, sync or first-run calls home: a closed machine refuses those), and
- * --no-sandbox lets it run as root, as CI does.
+ * network (no updates, sync or first-run calls home: a closed machine refuses those),
+ * --no-sandbox lets it run as root, as CI does, and --disable-dev-shm-usage keeps it off a
+ * container's small /dev/shm (64 MB in Docker), where big pages crash the tab.
  */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
 }

@@ -12,7 +12,10 @@ const token = document.querySelector('meta[name="zklock-admin-token"]')?.getAttr
 
 const view = {
   admin: false,
-  /** The server's clock minus ours: ages are counted from ZooKeeper's ctimes, on the server's clock. */
+  /**
+   * The zklock ui host's clock minus ours: ages are its clock's now minus ZooKeeper's ctimes, so
+   * they are right when that host's clock agrees with ZooKeeper's (the README says so).
+   */
   offset: 0,
   locks: new Map(),
   sections: new Map(),
@@ -219,7 +222,7 @@ function showStatus(status) {
   const line = document.getElementById('connection');
   line.dataset.state = status.state;
   const since = new Date(status.since).toLocaleTimeString();
-  const how = status.mode === 'poll' ? 'polling every second (this server has no persistent watches)' : 'live (one persistent recursive watch)';
+  const how = { poll: 'polling every second (this server has no persistent watches)', watch: 'live (one persistent recursive watch)', starting: 'reading the tree…' }[status.mode];
   const text = {
     connected: `Connected · ${how}`,
     disconnected: `ZooKeeper unreachable since ${since}: reconnecting; showing the last known state`,
@@ -227,7 +230,9 @@ function showStatus(status) {
     closed: 'Connection to ZooKeeper closed',
     offline: 'Lost contact with zklock ui: retrying',
   }[status.state];
-  line.textContent = `${text}${status.truncated ? ' · tree cut at --max-nodes' : ''}${status.error ? ` · last error: ${status.error}` : ''}`;
+  line.dataset.mode = status.mode ?? '';
+  const unreadable = status.unreadable > 0 ? ` · ${status.unreadable} unreadable (their ACL refuses our credentials)` : '';
+  line.textContent = `${text}${status.truncated ? ' · tree cut at --max-nodes' : ''}${unreadable}${status.error ? ` · last error: ${status.error}` : ''}`;
 }
 
 function toast(message) {
@@ -245,6 +250,13 @@ function confirmAction(action, label, lock, c) {
   document.getElementById('confirm-ok').textContent = label;
   dialog.returnValue = '';
   dialog.onclose = async () => {
+    // The button the dialog would give focus back to may have been redrawn meanwhile: focus its lock's section.
+    if (!document.activeElement || document.activeElement === document.body) {
+      const section = view.sections.get(lock.path);
+      const button = [...(section?.querySelectorAll('button[data-action]') ?? [])].find((b) => b.dataset.action === action && b.closest('tr')?.dataset.node === c.path);
+      if (section && !button) section.tabIndex = -1;
+      (button ?? section)?.focus();
+    }
     if (dialog.returnValue !== 'ok') return;
     try {
       const response = await fetch(`/api/${action}`, {
