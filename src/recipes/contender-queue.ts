@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import { abandon, giveUpNode } from './abandon.js';
@@ -15,10 +14,11 @@ import { LIST_INSTEAD_OF_READ, SessionLost, presentBlockers, untilAnswered, wait
 import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
-import { holdsNoUserData, recordsRelease } from './release-record.js';
+import { holdsNoUserData, keptDelay, recordsRelease } from './release-record.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 import type { Handoff, ParentRead } from './lock-delay.js';
 import { joinedHandoff } from './lock-delay.js';
+import { timerAt } from './timer-at.js';
 
 export interface QueueOptions extends QueueWait {
   layout: Layout;
@@ -100,8 +100,16 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
       let { recordOver } = turn;
       let delayed = 0;
       if (turn.handoff.kind === 'clean') recordOver ??= await recordVersion(o, node);
-      // Not clean: the data is read again while we wait anyway, so that our release leaves a record at a version still current.
-      else [recordOver, delayed] = await Promise.all([recordVersion(o, node), delayTurn(o, node, turn.handoff.seenAt + o.lockDelay)]);
+      else {
+        // Not clean: the data is read again while we wait anyway, so that our release leaves a record at a version still current.
+        // A failed read ends the delay too: its timer and watch must not outlive the acquire.
+        const stop = new AbortController();
+        try {
+          [recordOver, delayed] = await Promise.all([recordVersion(o, node), delayTurn(o, node, turn.handoff.seenAt + o.lockDelay, stop.signal)]);
+        } finally {
+          stop.abort();
+        }
+      }
       return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver, handoff: turn.handoff.kind, delayed };
     } catch (error) {
       if (error instanceof SessionLost) {
@@ -287,7 +295,7 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
     if (ahead.length > 0) throw new NotAcquired();
   }
   if (ahead.length === 0 && o.lockDelay) {
-    return { recordOver: overOf(node.before), handoff: { kind: joinedHandoff(node.before, node.listed, node.seq), seenAt: performance.now() } };
+    return { recordOver: overOf(node.before), handoff: { kind: joinedHandoff(node.before, node.listed, node.seq, o.lockDelay), seenAt: performance.now() } };
   }
   let recordOver: number | null = null;
   /** The blocker whose deletion let us in, when we saw it go, and the lock path as read after that. */
@@ -311,8 +319,11 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
       // Read after the deletion of the blocker that let us in, unless the check did: a record naming it proves a clean handoff (see release-record.ts).
       const { gone, data } = last;
       const read = (last.read ??= await untilAnswered(o, owner, () => readRecord(o, gone.name)));
-      // Unclean only when records are left here and the one that let us in was zklock's: a node gone before we read it could be anyone's.
-      const kind = read.namesGone ? 'clean' : read.over !== null && data !== undefined && writtenByZklock(data) ? 'unclean' : 'unknown';
+      // Clean only by a marked record (see lock-delay.ts). Unclean only when records are left here
+      // and the one that let us in was zklock's: a node gone before we read it could be anyone's.
+      const kind = read.namesGone
+        ? (read.kept ?? -1) >= o.lockDelay ? 'clean' : 'unknown'
+        : read.over !== null && data !== undefined && writtenByZklock(data) ? 'unclean' : 'unknown';
       return afterWait(o, node, ours, { recordOver: read.over, handoff: { kind, seenAt: last.seenAt } });
     }
     return afterWait(o, node, ours, { recordOver: o.kind === 'exclusive' ? recordOver : null });
@@ -363,20 +374,35 @@ function followsRest(kind: ContenderKind, ahead: readonly Contender[]): boolean 
  * node deleted, which the lease's own monitor reports. The watch is not removed once we hold (the
  * release fires it); `ignore` makes it harmless.
  */
-function watchOwnNode(client: ZooKeeperClient, path: string): { readonly deleted: boolean; ignore(): void } {
-  let deleted = false;
+function watchOwnNode(client: ZooKeeperClient, path: string, onEnd?: () => void): OwnNode {
+  let ended: OwnNode['ended'];
   let ignored = false;
-  client.exists(path, { watch: (event) => (deleted ||= !ignored && event.type === 'deleted') }).then(
-    (stat) => (deleted ||= !ignored && stat === null),
+  const end = (why: OwnNode['ended']): void => {
+    if (ignored || ended || !why) return;
+    ended = why;
+    onEnd?.();
+  };
+  client.exists(path, { watch: (event) => end(event.type === 'deleted' || event.type === 'expired' || event.type === 'closed' ? event.type : undefined) }).then(
+    (stat) => end(stat === null ? 'deleted' : undefined),
     // Not watched across a lost connection: an admin deleting a waiting node then is caught by the lease monitor.
     () => undefined,
   );
   return {
     get deleted() {
-      return deleted;
+      return ended === 'deleted';
+    },
+    get ended() {
+      return ended;
     },
     ignore: () => (ignored = true),
   };
+}
+
+interface OwnNode {
+  readonly deleted: boolean;
+  /** What ended the watch on our node: its deletion, our session's expiry or the client's close. */
+  readonly ended: 'deleted' | 'expired' | 'closed' | undefined;
+  ignore(): void;
 }
 
 interface Check {
@@ -422,6 +448,8 @@ interface RecordRead {
   namesGone: boolean;
   /** The version a release record of ours may replace, or null when the data is someone's own. */
   over: number | null;
+  /** The lockDelay the record naming the blocker was marked with (see lock-delay.ts), if it was. */
+  kept?: number | undefined;
 }
 
 /**
@@ -442,7 +470,7 @@ async function readRecord(o: QueueOptions, gone: string): Promise<RecordRead> {
     return { namesGone: false, over: null };
   }
   o.records.missed = !recordsRelease(read.data, gone);
-  return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null };
+  return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null, kept: keptDelay(read.data, gone) };
 }
 
 /** The version of the lock path's data a record of ours may replace, read while we hold (or are about to): null when it holds someone's data or we may not read it. */
@@ -462,21 +490,32 @@ async function readLockPath(client: ZooKeeperClient, path: string, deadline: Dea
 
 /**
  * Holds our node until `until` (performance.now()), the lock-delay after an unclean handoff (see
- * lock-delay.ts), bounded by the deadline. Resolves with how long it waited. Our node deleted
- * meanwhile, or our session gone, and we queue again as a waiter would.
+ * lock-delay.ts), bounded by the deadline. Resolves with how long it waited. Ends early when our
+ * node is deleted or our session expires (we queue again as a waiter would), when the client
+ * closes (CLOSED), and when `stop` aborts (the acquire failed elsewhere; the result is unused).
  */
-async function delayTurn(o: QueueOptions, node: Created, until: number): Promise<number> {
-  const wait = until - performance.now();
-  if (wait <= 0) return 0;
+async function delayTurn(o: QueueOptions, node: Created, until: number, stop: AbortSignal): Promise<number> {
+  const started = performance.now();
+  if (until <= started) return 0;
+  let wake!: () => void;
+  const woken = new Promise<void>((resolve) => (wake = resolve));
   // A deletion later than the watch's answer is the lease monitor's to report, as for any holder.
-  const ours = watchOwnNode(o.client, node.path);
+  const ours = watchOwnNode(o.client, node.path, wake);
+  // Unref'd: a delay alone must not keep the process alive; the session's socket does while it lasts.
+  const cancel = timerAt(until, wake, true);
+  const bound = o.deadline.requestSignal;
+  const ends = bound ? AbortSignal.any([bound, stop]) : stop;
+  ends.addEventListener('abort', wake, { once: true });
   try {
-    // Rejects at once when the deadline passes; check() then throws its LockError.
-    await sleep(wait, undefined, { signal: o.deadline.requestSignal }).catch(() => undefined);
+    await woken;
     o.deadline.check();
+    if (ours.ended === 'closed') throw new ZooKeeperError('CLOSED', 'client closed during the lock-delay', { path: o.lockPath, op: 'acquire' });
+    if (ours.ended === 'expired') throw new SessionLost();
     afterWait(o, node, ours, { recordOver: null });
-    return wait;
+    return performance.now() - started;
   } finally {
+    cancel();
+    ends.removeEventListener('abort', wake);
     ours.ignore();
   }
 }

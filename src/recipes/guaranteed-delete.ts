@@ -11,36 +11,41 @@ export type DeleteOptions =
    */
   | { czxid?: never; record?: { path: string; data: Buffer; version: number; refused?: () => void } };
 
+/** How a guaranteed delete ended: our request deleted the node, the server said it was already gone, or the session ended first. */
+export type DeleteOutcome = 'deleted' | 'missing' | 'ended';
+
 /**
  * Deletes an ephemeral node of session `owner`, retrying across reconnects until it is gone.
  * It also ends when the session is gone (the server deletes the node with it) or the client
  * closes (which ends the session). Never bound to a caller's signal: a leaked contender would
  * block the lock for the rest of the session.
  *
- * Resolves true when the server answered that the node is gone, false when the session ended
- * first (the node goes with it, but we cannot say when).
+ * Resolves 'deleted' or 'missing' when the server answered that the node is gone ('missing': it was
+ * before our request ran, someone else deleted it, or a reply of ours was lost), 'ended' when
+ * the session ended first (the node goes with it, but we cannot say when).
  */
-export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, options: DeleteOptions = {}): Promise<boolean> {
+export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, options: DeleteOptions = {}): Promise<DeleteOutcome> {
   let { record } = options;
   const { czxid } = options;
   for (;;) {
-    if (client.sessionId !== owner || client.state === 'closed') return false;
+    if (client.sessionId !== owner || client.state === 'closed') return 'ended';
     try {
       if (record) {
         await client.multi([
           { op: 'setData', path: record.path, data: record.data, version: record.version },
           { op: 'delete', path },
         ]);
-        return true;
+        return 'deleted';
       }
       if (czxid === undefined) {
         await client.delete(path);
-        return true;
+        return 'deleted';
       }
       // A node of a well-known name: delete it only if it is still the one we created.
       const stat = await client.exists(path);
-      if (stat?.czxid === czxid) await client.delete(path, { version: stat.version });
-      return true;
+      if (stat?.czxid !== czxid) return 'missing';
+      await client.delete(path, { version: stat.version });
+      return 'deleted';
     } catch (error) {
       if (!(error instanceof ZooKeeperError)) throw error;
       if (record && error instanceof MultiError && error.failedIndex === 0) {
@@ -52,14 +57,14 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
       }
       switch (error.code) {
         case 'NONODE':
-          return true;
+          return 'missing';
         case 'BADVERSION':
           // Only the czxid-checked delete names a version: our node was written since we read it
           // and is still there. Read it again (this repeats only while others keep writing it).
           break;
         case 'SESSIONEXPIRED':
         case 'CLOSED':
-          return false;
+          return 'ended';
         case 'OVERLOADED':
           // Not sent: once the client's queue has room again. The loop's checks end it with the session.
           await pauseAfterOverload(client, owner);

@@ -24,7 +24,11 @@ export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
 
 /** What the lock that made a lease wants from its release. */
 export interface ReleaseHooks {
-  /** Called once a release (`forced`: the hold limit's forced release, not the holder's) has the server's word that our node is gone. */
+  /**
+   * Called once a release has the server's word that our node is gone. `forced`: not the holder's
+   * own clean release — the hold limit's forced release, or a node already gone (someone else
+   * deleted it) when released.
+   */
   deleted?: (forced: boolean) => void;
   /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-record.ts). */
   record?: { data: Buffer; version: number };
@@ -160,8 +164,8 @@ export class Lease implements AsyncDisposable {
   private forceRelease(): void {
     const { client, node, stat } = this;
     this.forced = deleteGuaranteed(client, node, stat.ephemeralOwner, this.options.reusableName ? { czxid: stat.czxid } : {}).then(
-      (deleted) => {
-        if (deleted) this.hooks.deleted?.(true);
+      (outcome) => {
+        if (outcome !== 'ended') this.hooks.deleted?.(true);
         return true;
       },
       // Refused (NOAUTH on the parent, say): the node stays until release(), which reports why.
@@ -218,13 +222,14 @@ export class Lease implements AsyncDisposable {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }
     const { record, recordRefused } = this.hooks;
-    const deleted = await deleteGuaranteed(
+    const outcome = await deleteGuaranteed(
       this.client,
       this.node,
       this.stat.ephemeralOwner,
       this.options.reusableName ? { czxid: this.stat.czxid } : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
     );
-    if (deleted) this.hooks.deleted?.(false);
+    // A node someone else deleted was no clean release, whatever our lease had noticed of it.
+    if (outcome !== 'ended') this.hooks.deleted?.(outcome === 'missing');
   }
 
   /**

@@ -1,17 +1,34 @@
 import type { Stat } from '../client/index.js';
 import { MAX_TIMER_MS } from '../client/durations.js';
 import { LockError } from './lock-error.js';
-import { isReleaseRecord } from './release-record.js';
+import { keptDelay } from './release-record.js';
 
 /**
  * How the lock came to us, as far as ZooKeeper shows it (see README, *Lock-delay*):
- * - `clean`: the last holder released it (its release record, see release-record.ts), or it was
- *   our own last hold and nobody queued since (sequence-proof.ts);
+ * - `clean`: the last holder released it and left a record marked with a lockDelay at least ours
+ *   (release-record.ts), or it was our own last hold, released by its holder, and nobody queued
+ *   since (sequence-proof.ts);
  * - `unclean`: not proven clean although zklock holders leave records here: the last to go left
  *   none (its session expired, someone deleted its node, or it was a waiter that gave up);
  * - `unknown`: nothing to go by: the lock path was missing or unreadable, holds no record at all,
- *   or the last to go was not zklock's (Curator, kazoo) or went before we read whose it was.
+ *   a record without a mark (a holder without lockDelay, a write lock's) or with a shorter
+ *   lockDelay than ours, or the last to go was not zklock's (Curator, kazoo) or went before we
+ *   read whose it was.
  * Only `clean` passes the lock on at once; a false `unclean` or `unknown` costs a delay, never safety.
+ *
+ * Why a marked record is proof. A holder with a lockDelay of `d` ms writes its record marked `d`,
+ * in the transaction that deletes its own node, so only while it still held. Claim: when a record
+ * marked `d` names B, every holder before B that did not release cleanly had its node gone at
+ * least `d` ms before B's acquire resolved. B resolved in one of three ways. Delayed: it kept its
+ * node `d` ms after it saw the node before it go, and every earlier node went before that one.
+ * Clean by a marked record `d' >= d` naming the holder A right before it: A released cleanly and,
+ * by the claim for A, every earlier unclean holder went `d'` ms before A resolved, which was
+ * before B did. Clean as our own last hold (same lock object, same `d`, nobody queued since): the
+ * claim for that hold, whose holder released it itself. By induction the claim holds for every
+ * marked record. So a contender with a lockDelay of at most `d` that finds such a record naming
+ * the holder it followed has nobody left to wait for. An unmarked record proves B released
+ * cleanly but says nothing of how B came to hold: a holder without lockDelay may have taken the
+ * lock at once after an unclean handoff, so it would launder that handoff into a clean one.
  */
 export type Handoff = 'clean' | 'unclean' | 'unknown';
 
@@ -30,8 +47,11 @@ export type ParentRead = { data: Buffer; stat: Stat } | 'missing' | 'refused';
 /**
  * A contender that found nobody ahead of it: whether the last holder released cleanly, from the
  * lock path read right before our create (`before`) and the parent's stat in the listing sent
- * right after it (`listed`). Clean only when all of these hold:
- * - the data is a release record (only a holder's release writes one, see release-record.ts);
+ * right after it (`listed`), for our `lockDelay`. Clean only when all of these hold:
+ * - the data is a release record marked with a lockDelay of at least ours (only a holder's
+ *   release writes one, see release-record.ts; the proof above);
+ * - `mzxid !== czxid`: the data was written after the path was made, not with it (a path
+ *   restored or copied with a record in its data, whose czxid, mzxid and pzxid are one);
  * - `pzxid === mzxid`: the last change to the children was that record's own transaction, the
  *   holder's delete. The server sets the parent's pzxid on every create and delete of a child
  *   (PrepRequestProcessor's create and delete cases, DataTree.createNode/deleteNode, 3.8 and 3.9)
@@ -46,9 +66,14 @@ export type ParentRead = { data: Buffer; stat: Stat } | 'missing' | 'refused';
  * - the same lock path (`czxid`) at both ends: one reaped as an empty container and made again
  *   restarts its count, which could otherwise match by chance.
  */
-export function joinedHandoff(before: ParentRead | undefined, listed: Stat | undefined, seq: number): Handoff {
-  if (before === undefined || typeof before === 'string' || !isReleaseRecord(before.data)) return 'unknown';
+export function joinedHandoff(before: ParentRead | undefined, listed: Stat | undefined, seq: number, lockDelay: number): Handoff {
+  if (before === undefined || typeof before === 'string' || !((keptDelay(before.data) ?? -1) >= lockDelay)) return 'unknown';
   const { stat } = before;
-  const clean = stat.pzxid === stat.mzxid && stat.numChildren === 0 && stat.cversion >>> 1 === (seq & 0x7fffffff) && listed?.czxid === stat.czxid;
+  const clean =
+    stat.mzxid !== stat.czxid &&
+    stat.pzxid === stat.mzxid &&
+    stat.numChildren === 0 &&
+    stat.cversion >>> 1 === (seq & 0x7fffffff) &&
+    listed?.czxid === stat.czxid;
   return clean ? 'clean' : 'unclean';
 }

@@ -141,7 +141,8 @@ export class QueueLock {
       new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
         ended: hooks.ended,
         deleted: (forced) => (this.released = forced ? { ...held, forced } : held),
-        record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name), version: node.recordOver },
+        // Marked with our lockDelay once the handoff to us was proven clean or delayed (see lock-delay.ts).
+        record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name, node.handoff && this.lockDelay), version: node.recordOver },
         recordRefused: () => (this.recordRefused = true),
       }, node.handoff && { kind: node.handoff, delayed: node.delayed ?? 0 }),
     );

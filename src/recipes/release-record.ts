@@ -6,16 +6,20 @@
  * good, and the waiter holds the lock without checking each node of its first listing (a cost
  * that grows with the queue). A waiter that read the lock path this way, once it holds the
  * exclusive lock, releases with one transaction that names its node there and deletes it. A
- * holder of a lock with a lockDelay always reads the lock path and so always leaves one: the
- * record is also how the next holder knows the handoff was clean (see lock-delay.ts).
+ * holder of a lock with a lockDelay always reads the lock path and so always leaves one, marked
+ * with its lockDelay: only a marked record tells the next holder that the handoff was clean
+ * (see lock-delay.ts); every record, marked or not, answers the waiters' fast path.
  *
  * The record replaces only data that was empty or already a record when read, and only at the
  * version read then: data written meanwhile, or kept there by someone, is never overwritten.
  */
 const PREFIX = 'zklock:released:';
+/** Between the name and the lockDelay (ms) of a marked record; no contender name contains it. */
+const KEPT = ' lockDelay=';
 
-export function releaseRecord(name: string): Buffer {
-  return Buffer.from(PREFIX + name);
+/** The record naming `name`; with `kept`, marked: its holder had a lockDelay of `kept` ms (see lock-delay.ts). */
+export function releaseRecord(name: string, kept?: number): Buffer {
+  return Buffer.from(PREFIX + name + (kept === undefined ? '' : KEPT + kept));
 }
 
 /** Whether the lock path's data may be replaced by a release record. */
@@ -28,7 +32,17 @@ export function isReleaseRecord(data: Buffer | null): boolean {
   return data?.toString('latin1', 0, PREFIX.length) === PREFIX;
 }
 
-/** Whether the lock path's data says that `name` was released by its holder. */
+/** Whether the lock path's data says that `name` was released by its holder, marked or not. */
 export function recordsRelease(data: Buffer | null, name: string): boolean {
-  return data?.toString('utf8') === PREFIX + name;
+  return data?.toString('utf8') === PREFIX + name || keptDelay(data, name) !== undefined;
+}
+
+/** The lockDelay a marked record's holder had (see lock-delay.ts); undefined for anything else. Given `name`, only of a record naming it. */
+export function keptDelay(data: Buffer | null, name?: string): number | undefined {
+  if (!isReleaseRecord(data)) return undefined;
+  const text = data!.toString('utf8');
+  const at = text.lastIndexOf(KEPT);
+  const kept = text.slice(at + KEPT.length);
+  if (at < PREFIX.length || !/^\d+$/.test(kept) || (name !== undefined && text.slice(PREFIX.length, at) !== name)) return undefined;
+  return Number(kept);
 }

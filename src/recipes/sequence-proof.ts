@@ -2,7 +2,7 @@
 export interface ReleasedContender {
   seq: number;
   czxid: bigint;
-  /** Deleted by our client's forced release (a hold limit, see hold-limit.ts), not by its holder: not a clean handoff (see lock-delay.ts). */
+  /** Not deleted by its holder's release — by our client's forced release (a hold limit, see hold-limit.ts) or by someone else: not a clean handoff (see lock-delay.ts). */
   forced?: boolean;
 }
 

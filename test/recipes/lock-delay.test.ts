@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import type { Lease, ZooKeeperClient } from '../../src/index.js';
-import { LockError, Mutex, NonReentrantMutex, sortContenders } from '../../src/index.js';
+import type { Lease, Stat, ZooKeeperClient } from '../../src/index.js';
+import { LockError, Mutex, NonReentrantMutex, ZooKeeperError, sortContenders } from '../../src/index.js';
+import { joinedHandoff } from '../../src/recipes/lock-delay.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS, sessionBound } from '../support/bounds.js';
 import { JsonLineProcess } from '../support/json-line-process.js';
 import { serverWatches } from '../support/server-watches.js';
@@ -23,16 +24,30 @@ const KAZOO_WORKER = fileURLToPath(new URL('./fixtures/kazoo_worker.py', import.
 describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
   let zk: RecipeFixture;
   before(async () => {
-    zk = await RecipeFixture.start();
+    // The container reaper every 200 ms (default: every minute), to tell a container lock path from a persistent one.
+    zk = await RecipeFixture.start({ jvmArgs: ['-Dznode.container.checkIntervalMs=200'] });
   });
   after(async () => {
     await zk?.close();
   });
 
-  /** Lets a lockDelay lock on `path` start with a clean history: one hold released cleanly (its own delay of 1 ms served). */
-  async function cleanHistory(client: ZooKeeperClient, path: string): Promise<void> {
-    const lease = await new Mutex(client, path, { lockDelay: 1 }).acquire({ timeout: ROUND_TRIPS_MS });
+  /**
+   * Lets a lock on `path` with this `lockDelay` start with a clean history: one hold released
+   * cleanly, its own delay served (a new path is 'unknown'). A shorter delay would not do: its
+   * record vouches for that delay only.
+   */
+  async function cleanHistory(client: ZooKeeperClient, path: string, lockDelay: number): Promise<void> {
+    const lease = await new Mutex(client, path, { lockDelay }).acquire({ timeout: lockDelay + ROUND_TRIPS_MS });
     await lease.release();
+  }
+
+  /** An acquire that must wait its delay: its lease, once checked that it did. */
+  async function acquireDelayed(mutex: Mutex, lockDelay: number): Promise<Lease> {
+    const started = performance.now();
+    const lease = await mutex.acquire({ timeout: lockDelay + ROUND_TRIPS_MS });
+    const waited = performance.now() - started;
+    assert.ok(waited >= lockDelay && lease.lockDelayed > 0, `waited ${waited.toFixed(0)} ms (lockDelay ${lockDelay}), lockDelayed ${lease.lockDelayed}`);
+    return lease;
   }
 
   /** When a client other than the contenders hears that `node` is gone (performance.now()). */
@@ -62,7 +77,7 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     const path = '/delay/expired';
     const lockDelay = 2000;
     const observer = await zk.client();
-    await cleanHistory(observer, path);
+    await cleanHistory(observer, path, lockDelay);
     const { client, proxy } = await zk.viaProxy({ sessionTimeout: 2000 });
     const holder = await new Mutex(client, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
     assert.equal(holder.handoff, 'clean', 'after a clean release the lock comes at once');
@@ -70,11 +85,14 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     const other = await zk.client();
     const waiting = waitFor(new Mutex(other, path, { lockDelay }), sessionBound(client.sessionTimeout) + lockDelay + ROUND_TRIPS_MS);
     await watching(other, holder.node);
+    // The node cannot go before the partition begins: a bound on one clock, unlike two sockets'
+    // notification times (the delay counted from the node's own deletion is checked against the
+    // admin's delete in the next test).
+    const partitioned = performance.now();
     proxy.blackhole('both');
-    const goneAt = await within(gone, sessionBound(client.sessionTimeout), "the server expires the holder's session");
+    await within(gone, sessionBound(client.sessionTimeout), "the server expires the holder's session");
     const next = await within(waiting, lockDelay + ROUND_TRIPS_MS, 'the waiter acquires after the delay');
-    // The waiter may hear of the deletion a little before the observer does: 100 ms of slack for that.
-    assert.ok(next.at >= goneAt + lockDelay - 100, `resolved ${(next.at - goneAt).toFixed(0)} ms after the old holder's node went (lockDelay ${lockDelay})`);
+    assert.ok(next.at >= partitioned + lockDelay, `resolved ${(next.at - partitioned).toFixed(0)} ms after the partition began (lockDelay ${lockDelay})`);
     assert.equal(next.lease.handoff, 'unclean');
     assert.ok(next.lease.lockDelayed > 0, `delayed ${next.lease.lockDelayed} ms`);
     assert.equal(holder.signal.aborted, true, 'the old holder knows it lost the lock');
@@ -88,7 +106,7 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     const path = '/delay/forced';
     const lockDelay = 1000;
     const client = await zk.client();
-    await cleanHistory(client, path);
+    await cleanHistory(client, path, lockDelay);
     const holder = await new NonReentrantMutex(client, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
     const other = await zk.client();
     const waiting = waitFor(new Mutex(other, path, { lockDelay }), WAITER_TIMEOUT_MS);
@@ -102,21 +120,21 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     await holder.release();
     // The new holder releases cleanly: the one after it is not delayed.
     await next.lease.release();
-    const after = await new Mutex(client, path, { lockDelay: 60_000 }).acquire({ timeout: ROUND_TRIPS_MS });
-    assert.equal(after.handoff, 'clean');
+    const after = await new Mutex(client, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
+    assert.deepEqual([after.handoff, after.lockDelayed], ['clean', 0]);
     await after.release();
     await zk.assertNoNodes(path);
   });
 
   it("a clean release passes the lock on at once, to a waiter, to a newcomer and to the same lock again: 'clean'", async () => {
     const path = '/delay/clean';
-    // Far beyond every acquire's timeout here: any delay would fail the test.
-    const lockDelay = 60_000;
+    // Any delay shows in `handoff` and `lockDelayed`.
+    const lockDelay = 2000;
     const [a, b, c] = [await zk.client(), await zk.client(), await zk.client()];
-    await cleanHistory(a, path);
+    await cleanHistory(a, path, lockDelay);
     const first = await new Mutex(a, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
     assert.deepEqual([first.handoff, first.lockDelayed], ['clean', 0], 'a newcomer after a clean release');
-    // Two waiters: the second follows the first's blocker (the lookahead) and holds after the first.
+    // Two waiters: the third follows the first through the lookahead while it waits for the second, and holds after it.
     const mutexB = new Mutex(b, path, { lockDelay });
     const second = waitFor(mutexB, ROUND_TRIPS_MS);
     await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'second queued');
@@ -161,20 +179,17 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     const path = '/delay/missing/lock';
     const lockDelay = 500;
     const client = await zk.client();
-    const started = performance.now();
-    const lease = await new Mutex(client, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
-    assert.ok(performance.now() - started >= lockDelay, 'the acquire waited the delay');
+    const lease = await acquireDelayed(new Mutex(client, path, { lockDelay }), lockDelay);
     assert.equal(lease.handoff, 'unknown');
-    assert.ok(lease.lockDelayed > 0);
     await lease.release();
     const stat = await zk.admin.exists(path);
     assert.equal(stat?.ephemeralOwner, 0n, 'the lock path is a persistent node, not a container the server may reap');
-    const next = await new Mutex(await zk.client(), path, { lockDelay: 60_000 }).acquire({ timeout: ROUND_TRIPS_MS });
+    const next = await new Mutex(await zk.client(), path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
     assert.deepEqual([next.handoff, next.lockDelayed], ['clean', 0]);
     await next.release();
   });
 
-  it('tryAcquire on a free lock after an unclean handoff takes it, and resolves after the delay', async () => {
+  it("tryAcquire on a free lock whose path is missing ('unknown') takes it, and resolves after the delay", async () => {
     const path = '/delay/try';
     const lockDelay = 300;
     const started = performance.now();
@@ -185,26 +200,31 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     await lease.release();
   });
 
-  it('a lock without lockDelay says nothing of the handoff, never reads the lock path and never waits', async () => {
+  it('a lock without lockDelay, or with 0, says nothing of the handoff, never reads the lock path, never waits, and its path is a container', async () => {
     const client = await zk.client();
     const sent = recordRequests(client);
-    const lease = await new Mutex(client, '/delay/off').acquire({ timeout: ROUND_TRIPS_MS });
-    assert.deepEqual([lease.handoff, lease.lockDelayed], [undefined, 0]);
-    assert.ok(!sent.includes('getData /delay/off'), sent.join(', '));
-    await lease.release();
+    const kept = await new Mutex(client, '/delay/kept/lock', { lockDelay: 1 }).acquire({ timeout: ROUND_TRIPS_MS });
+    await kept.release();
+    for (const [path, options] of [['/delay/off/lock', {}], ['/delay/zero/lock', { lockDelay: 0 }]] as const) {
+      const lease = await new Mutex(client, path, options).acquire({ timeout: ROUND_TRIPS_MS });
+      assert.deepEqual([lease.handoff, lease.lockDelayed], [undefined, 0], path);
+      assert.ok(!sent.includes(`getData ${path}`), sent.join(', '));
+      await lease.release();
+      // Reaped once empty: a container, as every lock path without lockDelay.
+      await eventually(async () => (await zk.admin.exists(path)) === null, ROUND_TRIPS_MS, `${path} reaped`);
+    }
+    assert.ok(await zk.admin.exists('/delay/kept/lock'), 'a lockDelay path is persistent, and so are the parents it made');
   });
 
   it("a newcomer after a holder's node was deleted finds nobody ahead, and the record of the release before does not pass for a clean handoff", async () => {
     const path = '/delay/newcomer';
     const lockDelay = 1000;
     const client = await zk.client();
-    await cleanHistory(client, path);
+    await cleanHistory(client, path, lockDelay);
     const holder = await new Mutex(client, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
     assert.equal(holder.handoff, 'clean');
     await zk.admin.delete(holder.node);
-    const started = performance.now();
-    const next = await new Mutex(await zk.client(), path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
-    assert.ok(performance.now() - started >= lockDelay, 'the newcomer waited the delay');
+    const next = await acquireDelayed(new Mutex(await zk.client(), path, { lockDelay }), lockDelay);
     assert.equal(next.handoff, 'unclean');
     await next.release();
     await holder.release();
@@ -215,15 +235,13 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     const path = '/delay/hold-limit';
     const lockDelay = 1000;
     const client = await zk.client();
-    await cleanHistory(client, path);
+    await cleanHistory(client, path, lockDelay);
     const mutex = new Mutex(client, path, { lockDelay });
     const hung = await mutex.acquire({ timeout: ROUND_TRIPS_MS, maxHold: 100, forceReleaseAfter: 100 });
     assert.equal(hung.handoff, 'clean');
     // The holder never releases: its own client deletes the node after the hold limit and the grace.
     await eventually(async () => (await zk.children(path)).length === 0, ROUND_TRIPS_MS, 'the forced release');
-    const started = performance.now();
-    const next = await mutex.acquire({ timeout: ROUND_TRIPS_MS });
-    assert.ok(performance.now() - started >= lockDelay, 'the next hold waited the delay');
+    const next = await acquireDelayed(mutex, lockDelay);
     assert.equal(next.handoff, 'unclean');
     await next.release();
     await hung.release();
@@ -258,5 +276,148 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     assert.equal(lease.handoff, 'unknown');
     await lease.release();
     await zk.assertNoNodes(path);
+  });
+  it("a holder without lockDelay on the path does not launder an unclean handoff: the lockDelay waiter after it is not 'clean'", async () => {
+    // The review's case: H (lockDelay) holds; X, G (no lockDelay) and W queue behind; X gives up
+    // (G's check then reads the lock path); an operator deletes H's node; G holds at once and
+    // releases with a record naming it, which W follows.
+    const path = '/delay/launder';
+    const lockDelay = 2000;
+    const [h, x, g, w] = [await zk.client(), await zk.client(), await zk.client(), await zk.client()];
+    await cleanHistory(h, path, lockDelay);
+    const holder = await new Mutex(h, path, { lockDelay }).acquire({ timeout: ROUND_TRIPS_MS });
+    assert.equal(holder.handoff, 'clean');
+    const aborter = new AbortController();
+    const giving = new Mutex(x, path, { lockDelay }).acquire({ signal: aborter.signal });
+    await watching(x, holder.node);
+    const without = waitFor(new Mutex(g, path), WAITER_TIMEOUT_MS);
+    await eventually(async () => (await zk.children(path)).length === 3, ROUND_TRIPS_MS, 'G queued');
+    const [, xNode, gNode] = sortContenders(await zk.children(path)).map((c) => `${path}/${c.name}`);
+    await watching(g, xNode!);
+    const waiting = waitFor(new Mutex(w, path, { lockDelay }), WAITER_TIMEOUT_MS);
+    await eventually(async () => (await zk.children(path)).length === 4, ROUND_TRIPS_MS, 'W queued');
+    await watching(w, gNode!);
+    aborter.abort();
+    await assert.rejects(giving, isLockError('ABORTED'));
+    await watching(g, holder.node);
+    const deleting = performance.now();
+    await zk.admin.delete(holder.node);
+    const unprotected = await within(without, ROUND_TRIPS_MS, 'G, without lockDelay, holds at once');
+    await unprotected.lease.release();
+    const next = await within(waiting, lockDelay + ROUND_TRIPS_MS, 'W holds after the delay');
+    assert.notEqual(next.lease.handoff, 'clean');
+    assert.ok(next.at >= deleting + lockDelay, `resolved ${(next.at - deleting).toFixed(0)} ms after the forced delete (lockDelay ${lockDelay})`);
+    await next.lease.release();
+    await holder.release();
+    await zk.assertNoNodes(path);
+  });
+
+  it("a record left by a holder with a shorter lockDelay does not vouch for a longer one: 'unknown', delayed", async () => {
+    const path = '/delay/shorter';
+    const client = await zk.client();
+    await cleanHistory(client, path, 1);
+    const longer = await acquireDelayed(new Mutex(client, path, { lockDelay: 1000 }), 1000);
+    assert.equal(longer.handoff, 'unknown');
+    await longer.release();
+    // Its record, marked 1000, vouches for a delay up to that.
+    const shorter = await new Mutex(client, path, { lockDelay: 500 }).acquire({ timeout: ROUND_TRIPS_MS });
+    assert.deepEqual([shorter.handoff, shorter.lockDelayed], ['clean', 0]);
+    await shorter.release();
+  });
+
+  it("the same lock object again after someone else deleted its node and it released the lost lease: 'unclean', delayed", async () => {
+    const path = '/delay/same-object';
+    const lockDelay = 1000;
+    const client = await zk.client();
+    await cleanHistory(client, path, lockDelay);
+    const mutex = new Mutex(client, path, { lockDelay });
+    const first = await mutex.acquire({ timeout: ROUND_TRIPS_MS });
+    await first.release();
+    const lost = await mutex.acquire({ timeout: ROUND_TRIPS_MS });
+    assert.equal(lost.handoff, 'clean', 'its own last hold, nobody queued since');
+    await zk.admin.delete(lost.node);
+    await eventually(() => lost.signal.aborted, ROUND_TRIPS_MS, 'the lease hears of its loss');
+    await lost.release();
+    const next = await acquireDelayed(mutex, lockDelay);
+    assert.equal(next.handoff, 'unclean');
+    await next.release();
+    await zk.assertNoNodes(path);
+  });
+
+  it('closing the client during the delay rejects the acquire with CLOSED then, not when the delay ends', async () => {
+    const path = '/delay/close';
+    const client = await zk.client();
+    // Neither timeout nor signal: only the close can end this wait before the delay does.
+    const acquiring = new Mutex(client, path, { lockDelay: 60_000 }).acquire();
+    await eventually(async () => (await zk.children(path)).length === 1, ROUND_TRIPS_MS, 'our node created');
+    await watching(client, `${path}/${(await zk.children(path))[0]!}`);
+    const rejected = assert.rejects(acquiring, (error) => error instanceof ZooKeeperError && error.code === 'CLOSED');
+    await client.close();
+    await within(rejected, ROUND_TRIPS_MS, 'the acquire rejects once the client closes');
+    await zk.assertNoNodes(path);
+  });
+
+  it('our node deleted by someone else during the delay: we queue again then, not when the delay ends', async () => {
+    const path = '/delay/requeue';
+    const client = await zk.client();
+    const aborter = new AbortController();
+    const acquiring = new Mutex(client, path, { lockDelay: 60_000 }).acquire({ signal: aborter.signal });
+    await eventually(async () => (await zk.children(path)).length === 1, ROUND_TRIPS_MS, 'our node created');
+    const [first] = await zk.children(path);
+    await watching(client, `${path}/${first!}`);
+    await zk.admin.delete(`${path}/${first!}`);
+    await eventually(
+      async () => {
+        const now = await zk.children(path);
+        return now.length === 1 && now[0] !== first;
+      },
+      ROUND_TRIPS_MS,
+      'queued again with a new node',
+    );
+    aborter.abort();
+    await assert.rejects(acquiring, isLockError('ABORTED'));
+    await zk.assertNoNodes(path);
+  });
+
+  it('a lock path created with a release record already in its data (restored, copied) is no clean history', async () => {
+    const path = '/delay/restored';
+    await zk.admin.ensurePath('/delay');
+    await zk.admin.create(path, 'zklock:released:_c_0-lock-0000000000 lockDelay=60000');
+    const lease = await acquireDelayed(new Mutex(await zk.client(), path, { lockDelay: 500 }), 500);
+    assert.notEqual(lease.handoff, 'clean');
+    await lease.release();
+  });
+
+  it("a newcomer's decision (joinedHandoff, on Stats from the server): a create and delete between the read and our create, or the path made again, is not clean", async () => {
+    // Unit level: the race needs another client's create and delete between two requests of one
+    // pipelined round trip, so the requests are sent one by one here and the decision given what they read.
+    const path = '/delay/decision';
+    const [client, other] = [await zk.client(), await zk.client()];
+    const ours = async (): Promise<{ seq: number; listed: Stat }> => {
+      const created = await client.create(`${path}/_c_ours-lock-`, '', { mode: 'EPHEMERAL_SEQUENTIAL' });
+      const { stat: listed } = await client.getChildren(path);
+      await client.delete(created.path);
+      return { seq: Number(created.path.slice(-10)), listed };
+    };
+    await cleanHistory(client, path, 1);
+    let before = await client.getData(path);
+    let joined = await ours();
+    assert.equal(joinedHandoff(before, joined.listed, joined.seq, 1), 'clean', 'nothing in between');
+
+    await cleanHistory(client, path, 1);
+    before = await client.getData(path);
+    await other.delete((await other.create(`${path}/_c_other-lock-`, '', { mode: 'EPHEMERAL_SEQUENTIAL' })).path);
+    joined = await ours();
+    assert.equal(joinedHandoff(before, joined.listed, joined.seq, 1), 'unclean', 'someone came and went: the count of creates tells');
+
+    await cleanHistory(client, path, 1);
+    before = await client.getData(path);
+    // The path made again, with as many creates as it had: only its czxid tells.
+    await other.delete(path);
+    await other.create(path, before.data);
+    for (let i = 0; i < before.stat.cversion >>> 1; i++) await other.delete((await other.create(`${path}/x-`, '', { mode: 'EPHEMERAL_SEQUENTIAL' })).path);
+    joined = await ours();
+    assert.equal(joined.seq, before.stat.cversion >>> 1, 'the sequence matches the old count');
+    assert.equal(joinedHandoff(before, joined.listed, joined.seq, 1), 'unclean', 'another lock path');
   });
 });
