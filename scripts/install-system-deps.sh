@@ -18,23 +18,35 @@ command -v javac >/dev/null 2>&1 || missing+=(default-jdk-headless)
 # slf4j-nop silences Curator's logging (chaos/peers/java.ts puts it on the class path); libcurator
 # pulls libslf4j-java in, but a machine that has Curator some other way may lack it.
 [ -f /usr/share/java/slf4j-nop.jar ] || missing+=(libslf4j-java)
-# test/cli/ui.test.ts drives Debian's Chromium (test/cli/helpers/browser.ts).
-[ -x /usr/bin/chromium ] || missing+=(chromium)
-# A recommendation of chromium's, so --no-install-recommends below leaves it out: without it the
-# page (and the README's picture) renders in whatever font is left.
-if command -v dpkg >/dev/null 2>&1 && ! dpkg -s fonts-liberation >/dev/null 2>&1; then missing+=(fonts-liberation); fi
+# test/cli/ui.test.ts drives Debian's Chromium (test/cli/helpers/browser.ts). Only the ui's tests
+# need it, and some distributions have no such deb (Ubuntu ships Chromium as a snap): asked for
+# apart from the rest below, so its absence never stops the demo or the other tests.
+browser=()
+[ -x /usr/bin/chromium ] || [ -n "${CHROMIUM_PATH:-}" ] || browser+=(chromium)
+# A recommendation of chromium's, so --no-install-recommends leaves it out: without it the page
+# (and the README's picture) renders in whatever font is left.
+if command -v dpkg >/dev/null 2>&1 && ! dpkg -s fonts-liberation >/dev/null 2>&1; then browser+=(fonts-liberation); fi
 
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ ${#browser[@]} -eq 0 ]; then
   echo "install-system-deps: java, javac, zookeeper, kazoo, curator, slf4j, chromium and its fonts are present"
   exit 0
 fi
 
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-system-deps: missing ${missing[*]} and no apt-get here; install a JDK 17+ and ZooKeeper 3.5+ (set ZOOKEEPER_HOME to an Apache tarball) yourself" >&2
+  echo "install-system-deps: missing ${missing[*]} ${browser[*]} and no apt-get here; install a JDK 17+ and ZooKeeper 3.5+ (set ZOOKEEPER_HOME to an Apache tarball) yourself, and Chromium for zklock ui's tests (set CHROMIUM_PATH to it)" >&2
+  [ ${#missing[@]} -eq 0 ] && exit 0
   exit 1
 fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "install-system-deps: installing ${missing[*]}"
 $sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-system-deps: installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ ${#browser[@]} -gt 0 ]; then
+  echo "install-system-deps: installing ${browser[*]}"
+  if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${browser[@]}" >/dev/null; then
+    echo "install-system-deps: could not install ${browser[*]}: zklock ui's browser tests need Chromium (set CHROMIUM_PATH to one); everything else is installed" >&2
+  fi
+fi

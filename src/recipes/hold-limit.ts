@@ -47,7 +47,7 @@ export function checkHoldOptions(options: HoldOptions, path: string | undefined,
 }
 
 /** The bound of a lease handed out now, or undefined without `maxHold` (no timer at all then). */
-export function holdLimitFrom(options: HoldOptions): HoldLimit | undefined {
+function holdLimitFrom(options: HoldOptions): HoldLimit | undefined {
   const { maxHold, forceReleaseAfter } = options;
   return maxHold === undefined ? undefined : { maxHold, forceReleaseAfter, expiresAt: performance.now() + maxHold };
 }

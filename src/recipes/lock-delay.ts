@@ -32,11 +32,15 @@ import { keptDelay } from './release-record.js';
  */
 export type Handoff = 'clean' | 'unclean' | 'unknown';
 
-/** `lockDelay` as given: 0 (off) or a number of ms a timer can wait; INVALID_ARGUMENT with the path otherwise. */
+/**
+ * `lockDelay` as given: 0 (off) or a whole number of ms a timer can wait; INVALID_ARGUMENT with
+ * the path otherwise. Whole: the release record carries it as digits (release-record.ts), and a
+ * fraction there would read as unmarked, so no handoff after such a holder could ever be clean.
+ */
 export function checkLockDelay(value: number | undefined, path: string): number {
   if (value === undefined) return 0;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
-    throw new LockError('INVALID_ARGUMENT', `lockDelay must be a number of ms in [0, ${MAX_TIMER_MS}], got ${String(value)}`, { path, op: 'lock' });
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new LockError('INVALID_ARGUMENT', `lockDelay must be a whole number of ms in [0, ${MAX_TIMER_MS}], got ${String(value)}`, { path, op: 'lock' });
   }
   return value;
 }

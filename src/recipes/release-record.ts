@@ -28,7 +28,7 @@ export function holdsNoUserData(data: Buffer | null): boolean {
 }
 
 /** Whether the lock path's data is a release record, whoever it names. */
-export function isReleaseRecord(data: Buffer | null): boolean {
+function isReleaseRecord(data: Buffer | null): boolean {
   return data?.toString('latin1', 0, PREFIX.length) === PREFIX;
 }
 
