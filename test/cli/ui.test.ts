@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import type { Lease } from '../../src/index.js';
-import { Mutex, Perms, ReadWriteLock, Semaphore, ZooKeeperClient } from '../../src/index.js';
+import { Mutex, Perms, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, harnessBound, sessionBound } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
@@ -267,6 +267,29 @@ describe('zklock ui in a real browser', () => {
     ]);
     await shows(page, '/ui/acl/open', ['visible'], ['next'], 'a waiter that came with a change next to the unreadable node');
     await holder.release();
+    await page.close();
+  });
+
+  it('walks a folder named locks at the root (the README\'s layout): its locks show, and a new one appears live', async () => {
+    // A chroot, so the ui's root is `/` and the folder is `/locks`, as in the README, whatever other tests made.
+    await admin.ensurePath('/ui-chroot');
+    const chrooted = `${server.connectString}/ui-chroot`;
+    const c = await ZooKeeperClient.connect(chrooted);
+    clients.push(c);
+    const held = await new Mutex(c, '/locks/x', { ownerId: 'x-holder' }).acquire();
+    const { url } = await startUi('/', '--connect', chrooted);
+    const page = await open(url);
+    await shows(page, '/locks/x', ['x-holder'], [], 'the mutex under /locks');
+    assert.equal(await page.locator('section[data-path="/"]').count(), 0, 'the root is no semaphore');
+    const later = await new Mutex(c, '/locks/y', { ownerId: 'y-holder' }).acquire();
+    await shows(page, '/locks/y', ['y-holder'], [], 'a mutex made under /locks after the page opened');
+    // A simple lock is one node, made in /locks itself: the change is at /locks/z, not below it.
+    const simple = await new SimpleLock(c, '/locks/z', { ownerId: 'z-holder' }).acquire();
+    await shows(page, '/locks/z', ['z-holder'], [], 'a simple lock made under /locks after the page opened');
+    assert.equal(await page.locator('section[data-path="/"]').count(), 0, 'still no semaphore at the root');
+    await simple.release();
+    await later.release();
+    await held.release();
     await page.close();
   });
 

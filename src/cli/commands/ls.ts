@@ -2,12 +2,12 @@ import { Command, Option } from 'commander';
 import type { ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, inspectLock, joinPath, parseContender } from '../../index.js';
 import { CliError } from '../cli-error.js';
-import { isContenderNode } from '../contender-node.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { table } from '../contender-format.js';
 import { parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { isSemaphore } from '../semaphore-layout.js';
 import { formatAge } from '../timing.js';
 
 interface LsFlags extends ConnectionFlags {
@@ -86,30 +86,6 @@ async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number
     }
   }
   return found.sort((a, b) => a.lockPath.localeCompare(b.lockPath));
-}
-
-/**
- * A semaphore's path holds its `leases/` and `locks/` and nothing else, and they hold only
- * contender nodes. Any `locks` child is not enough: `/` with a `/locks` folder of lock paths (the
- * README's own layout) would be taken for a semaphore and never walked. Nor is an empty `locks`
- * alone (a user's `ensurePath('/locks')` before any lock): only a semaphore makes `leases`, so
- * without it one contender node must show that this is one.
- */
-async function isSemaphore(client: ZooKeeperClient, path: string, children: readonly string[], signal: AbortSignal): Promise<boolean> {
-  if (children.length === 0 || !children.every((c) => c === 'leases' || c === 'locks')) return false;
-  let contenders = 0;
-  for (const child of children) {
-    const inside = await client.getChildren(joinPath(path, child), { signal }).then(
-      (r) => r.children,
-      (error: unknown) => {
-        if (error instanceof ZooKeeperError && error.code === 'NONODE') return [];
-        throw error;
-      },
-    );
-    if (!inside.every(isContenderNode)) return false;
-    contenders += inside.length;
-  }
-  return children.includes('leases') || contenders > 0;
 }
 
 async function summarize(client: ZooKeeperClient, lockPath: string): Promise<LockSummary> {

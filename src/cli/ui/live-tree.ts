@@ -4,7 +4,7 @@ import { isZooKeeperError } from '../../index.js';
 import { messageOf } from '../cli-error.js';
 import { LockModel } from './lock-model.js';
 import type { ModelChange } from './lock-model.js';
-import { SCAN_PARALLELISM, affectedPaths, classify, scanTree, settleBounded, unreadableHere } from './lock-scan.js';
+import { SCAN_PARALLELISM, SemaphoreCheck, affectedPaths, classify, scanTree, settleBounded, unreadableHere } from './lock-scan.js';
 
 /** What the page shows about the connection: the banner, and how changes reach us. */
 export interface TreeStatus {
@@ -163,7 +163,8 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
     const { locks, truncated, unreadable } = await scanTree(this.client, this.root, this.maxNodes);
     // A known lock that is empty now was not kept by the walk (no contender children): read it again as the lock it was.
     const gone = this.model.all().filter((l) => !locks.has(l.path) && !unreadable.has(l.path)).map((l) => l.path);
-    const reread = await settleBounded(gone, SCAN_PARALLELISM, (path) => classify(this.client, path, this.model.kindOf(path)));
+    const parts = new SemaphoreCheck(this.client, this.root);
+    const reread = await settleBounded(gone, SCAN_PARALLELISM, (path) => classify(this.client, path, parts, this.model.kindOf(path)));
     const change: ModelChange = { upserts: [], removed: [] };
     for (const [path, scanned] of locks) merge(change, this.model.update(path, scanned));
     reread.forEach((result, i) => {
@@ -185,7 +186,8 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
     const paths = [...this.dirty];
     this.dirty.clear();
     const change: ModelChange = { upserts: [], removed: [] };
-    const read = await settleBounded(paths, SCAN_PARALLELISM, (path) => classify(this.client, path, this.model.kindOf(path)));
+    const parts = new SemaphoreCheck(this.client, this.root);
+    const read = await settleBounded(paths, SCAN_PARALLELISM, (path) => classify(this.client, path, parts, this.model.kindOf(path)));
     let retry = false;
     read.forEach((result, i) => {
       const path = paths[i]!;

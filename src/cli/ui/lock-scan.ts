@@ -2,6 +2,7 @@ import type { LockState, ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, inspectLock, joinPath, parentOf, parseContender } from '../../index.js';
 // Not in the package's API: the simple lock's own participants() reads it; here it reads any ephemeral leaf.
 import { simpleLockState } from '../../recipes/inspect.js';
+import { SEMAPHORE_PARTS, isSemaphore } from '../semaphore-layout.js';
 
 export type LockKind = 'mutex' | 'read/write' | 'semaphore' | 'simple';
 
@@ -10,9 +11,6 @@ export interface ScannedLock {
   state: LockState;
   kind: LockKind;
 }
-
-/** A semaphore keeps its contenders one level down, in these children (Curator's InterProcessSemaphoreV2 layout). */
-const SEMAPHORE_PARTS = new Set(['leases', 'locks']);
 
 /** Names only read/write locks use (Curator's, zklock's and kazoo's readers; Curator's and zklock's writers). */
 const READ_WRITE_NAME = /__(?:READ|WRIT|rlock)__/;
@@ -26,26 +24,71 @@ function queueKind(state: LockState): LockKind {
 }
 
 /**
+ * The path `path` is a part of if that path is a semaphore: `<x>` for `<x>/leases`, `<x>/locks`
+ * and the nodes in them. Only a name, not yet a semaphore: `<x>` may be a plain folder with a
+ * `locks` folder of locks in it (`/` in the README's layout). Never above `root`.
+ */
+function semaphoreOwner(path: string, root: string): string | undefined {
+  if (path === root) return undefined;
+  if (SEMAPHORE_PARTS.has(baseName(path))) return parentOf(path);
+  const parent = parentOf(path);
+  return parent !== root && SEMAPHORE_PARTS.has(baseName(parent)) ? parentOf(parent) : undefined;
+}
+
+/**
  * Where a change at `path` (a watch event) may have changed a lock: the node itself (a simple
- * lock, a lock node made or removed), its parent (a contender came or went) and, for a
- * semaphore's lease or queue node, the semaphore two levels up. Never above `root`.
+ * lock, a lock node made or removed), its parent (a contender came or went) and, for a node
+ * that may be a semaphore's part, the semaphore it may belong to. Never above `root`. Whether
+ * that is a semaphore is for {@link classify} to read.
  */
 export function affectedPaths(path: string, root: string): string[] {
   const within = (p: string): boolean => p === root || p.startsWith(root === '/' ? '/' : `${root}/`);
   const parent = path === '/' ? path : parentOf(path);
-  // A lease or queue node of a semaphore changes the semaphore alone (a lease is an ephemeral leaf, not a simple lock).
-  const candidates = SEMAPHORE_PARTS.has(baseName(parent)) && parent !== root ? [parentOf(parent)] : [path, parent];
-  // A semaphore's own leases/ and locks/ nodes are parts of the semaphore, never locks themselves.
-  return candidates.filter((p) => within(p) && !(p !== root && SEMAPHORE_PARTS.has(baseName(p)))).filter((p, i, all) => all.indexOf(p) === i);
+  const owner = semaphoreOwner(path, root);
+  return [path, parent, ...(owner === undefined ? [] : [owner])].filter((p, i, all) => within(p) && all.indexOf(p) === i);
+}
+
+/**
+ * Whether each path is a semaphore, read once per pass however many of its parts changed: a
+ * burst of a thousand leases costs one look at the semaphore, not a thousand.
+ */
+export class SemaphoreCheck {
+  private readonly seen = new Map<string, Promise<boolean>>();
+
+  constructor(
+    private readonly client: ZooKeeperClient,
+    readonly root: string,
+  ) {}
+
+  /** `path` is a semaphore's `leases/` or `locks/` or a node in one: no lock of its own. */
+  async isPart(path: string): Promise<boolean> {
+    const owner = semaphoreOwner(path, this.root);
+    if (owner === undefined) return false;
+    let answer = this.seen.get(owner);
+    if (!answer) {
+      answer = this.client.getChildren(owner).then(
+        (r) => isSemaphore(this.client, owner, r.children),
+        (error: unknown) => {
+          if (error instanceof ZooKeeperError && error.code === 'NONODE') return false;
+          throw error;
+        },
+      );
+      this.seen.set(owner, answer);
+    }
+    return answer;
+  }
 }
 
 /**
  * What `path` holds: a queue lock (contender children, zklock/Curator/kazoo names), a semaphore
- * (leases/ or locks/ children), a simple lock (an ephemeral leaf that is no contender), or
- * nothing (undefined, also when the node is gone). `known` is the kind it had: a queue lock
- * whose last contender left stays a lock (free) rather than vanishing from view.
+ * (see {@link isSemaphore}), a simple lock (an ephemeral leaf that is no contender), or
+ * nothing (undefined, also when the node is gone or is a part of a semaphore, which `parts`
+ * tells). `known` is the kind it had: a queue lock whose last contender left stays a lock
+ * (free) rather than vanishing from view.
  */
-export async function classify(client: ZooKeeperClient, path: string, known?: LockKind): Promise<ScannedLock | undefined> {
+export async function classify(client: ZooKeeperClient, path: string, parts: SemaphoreCheck, known?: LockKind): Promise<ScannedLock | undefined> {
+  // A lease is an ephemeral leaf and a semaphore's locks/ holds contenders: neither is a lock of its own.
+  if (await parts.isPart(path)) return undefined;
   let children: string[];
   let ephemeral: boolean;
   try {
@@ -62,7 +105,7 @@ export async function classify(client: ZooKeeperClient, path: string, known?: Lo
 async function classifyListing(client: ZooKeeperClient, path: string, children: string[], ephemeral: boolean, known?: LockKind): Promise<ScannedLock | undefined> {
   const name = baseName(path);
   try {
-    if (children.some((c) => SEMAPHORE_PARTS.has(c))) return { state: await inspectLock(client, path), kind: 'semaphore' };
+    if (await isSemaphore(client, path, children)) return { state: await inspectLock(client, path), kind: 'semaphore' };
     if (children.some((c) => parseContender(c) !== undefined) || (known && known !== 'simple' && children.length === 0)) {
       const state = await inspectLock(client, path);
       // A free lock keeps the kind it was seen with: its empty queue no longer tells.

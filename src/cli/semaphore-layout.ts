@@ -1,0 +1,30 @@
+import type { ZooKeeperClient } from '../index.js';
+import { ZooKeeperError, joinPath } from '../index.js';
+import { isContenderNode } from './contender-node.js';
+
+/** A semaphore keeps its contenders one level down, in these children (Curator's InterProcessSemaphoreV2 layout). */
+export const SEMAPHORE_PARTS: ReadonlySet<string> = new Set(['leases', 'locks']);
+
+/**
+ * A semaphore's path holds its `leases/` and `locks/` and nothing else, and they hold only
+ * contender nodes. Any `locks` child is not enough: `/` with a `/locks` folder of lock paths (the
+ * README's own layout) would be taken for a semaphore and never walked. Nor is an empty `locks`
+ * alone (a user's `ensurePath('/locks')` before any lock): only a semaphore makes `leases`, so
+ * without it one contender node must show that this is one. `children` is `path`'s listing.
+ */
+export async function isSemaphore(client: ZooKeeperClient, path: string, children: readonly string[], signal?: AbortSignal): Promise<boolean> {
+  if (children.length === 0 || !children.every((c) => SEMAPHORE_PARTS.has(c))) return false;
+  let contenders = 0;
+  for (const child of children) {
+    const inside = await client.getChildren(joinPath(path, child), { signal }).then(
+      (r) => r.children,
+      (error: unknown) => {
+        if (error instanceof ZooKeeperError && error.code === 'NONODE') return [];
+        throw error;
+      },
+    );
+    if (!inside.every(isContenderNode)) return false;
+    contenders += inside.length;
+  }
+  return children.includes('leases') || contenders > 0;
+}
