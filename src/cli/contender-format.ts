@@ -1,5 +1,6 @@
 import type { ContenderInfo } from '../index.js';
 import { formatAge } from './timing.js';
+import { hexId } from '../client/diagnostics.js';
 
 /** A contender as JSON: bigints become decimal strings (JSON has no 64-bit integers). */
 export function contenderJson(c: ContenderInfo, now = Date.now()): Record<string, unknown> {
@@ -8,7 +9,7 @@ export function contenderJson(c: ContenderInfo, now = Date.now()): Record<string
     kind: c.kind,
     owner: c.owner,
     ...(c.revocationRequested ? { revocationRequested: true } : {}),
-    sessionId: `0x${c.sessionId.toString(16)}`,
+    sessionId: hexId(c.sessionId),
     createdAt: c.createdAt.toISOString(),
     ageMs: now - c.createdAt.getTime(),
     fencingToken: c.fencingToken.toString(),

@@ -31,7 +31,7 @@ export function describeWait(state: LockState, ownerId: string, now = Date.now()
 }
 
 /** The live line for a terminal `columns` wide: the full text if it fits, else the short form, cut to fit. */
-export function liveLine(wait: { text: string; short: string }, columns: number): string {
+function liveLine(wait: { text: string; short: string }, columns: number): string {
   // The last column is left empty: a line that fills it wraps on some terminals, and \r then redraws the wrong line.
   const width = Math.max(20, columns - 1);
   return wait.text.length <= width ? wait.text : wait.short.slice(0, width);

@@ -49,7 +49,6 @@ import { StateListeners } from './state-listeners.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
 import type { Watcher } from './watch-event.js';
-import { eventTypeName } from './watch-event.js';
 import type { WatchClass, WatchKind } from './watch-manager.js';
 import { WATCH_CLASSES, WatchManager } from './watch-manager.js';
 
@@ -194,9 +193,11 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       maxReplyBytes: checkFrameLimit(options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, 'maxReplyBytes'),
     });
     this.session.setWatchProvider(() => this.watches.registrations());
-    this.session.on('notification', (event: WatcherEvent) => {
-      if (watchChannel.hasSubscribers) this.publishWatch(event);
-      this.watches.dispatch(event);
+    this.session.on('notification', (raw: WatcherEvent) => {
+      const event = this.watches.decode(raw);
+      if (!event) return;
+      if (watchChannel.hasSubscribers) watchChannel.publish({ ...event, sessionId: hexId(this.sessionId) } satisfies WatchMessage);
+      this.watches.dispatch(raw, event);
     });
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
       if (event === 'expired') this.watches.endAll('expired');
@@ -685,13 +686,6 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     return traceRequest(spec, this.sessionId, (traced) => this.session.request(traced));
   }
 
-  /** A notification as zklock:client:watch tells it, before any watcher hears it (see WatchManager.dispatch for the chroot). */
-  private publishWatch(raw: WatcherEvent): void {
-    const type = eventTypeName(raw.type);
-    const path = this.chrootMap.fromServer(raw.path);
-    if (type && path !== undefined) watchChannel.publish({ type, path, sessionId: hexId(this.sessionId) } satisfies WatchMessage);
-  }
-
   /** Emits to the application's listeners one by one, each isolated from the others (see callListener). */
   private notify<E extends keyof ClientEvents>(event: E, ...args: ClientEvents[E]): void {
     // rawListeners types each listener for its own event; they are all this event's.
@@ -717,7 +711,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     if (!watcher) return this.send(build(false));
     const { path, op, timeout } = build(true);
     const endAt = timeout === undefined ? undefined : performance.now() + timeout;
-    const send = (left: number | undefined): Promise<T> => {
+    const attempt = (left: number | undefined): Promise<T> => {
       const request = this.watches.begin(watchClass, path!, watcher);
       let again: Promise<T> | undefined;
       const end = (kind: WatchKind | undefined): void => {
@@ -743,9 +737,9 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     const sendAgain = (): Promise<T> => {
       const left = endAt === undefined ? undefined : Math.floor(endAt - performance.now());
       if (left !== undefined && left < 1) return Promise.reject(new ZooKeeperError('TIMEOUT', `no reply within ${timeout} ms`, { op, path }));
-      return send(left);
+      return attempt(left);
     };
-    return send(timeout);
+    return attempt(timeout);
   }
 }
 

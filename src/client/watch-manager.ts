@@ -192,11 +192,16 @@ export class WatchManager {
     return !this.covered(watch.path);
   }
 
-  dispatch(raw: WatcherEvent): void {
+  /** A notification as watchers hear it: undefined for a type we do not know or a path outside our chroot. */
+  decode(raw: WatcherEvent): WatchEvent | undefined {
     const type = eventTypeName(raw.type);
     const path = this.chroot.fromServer(raw.path);
-    if (!type || path === undefined) return;
-    const event: WatchEvent = { type, path };
+    return !type || path === undefined ? undefined : { type, path };
+  }
+
+  /** Delivers a notification (`event` is `decode(raw)`) to every watcher it fires. */
+  dispatch(raw: WatcherEvent, event: WatchEvent): void {
+    const { path } = event;
     const take = (kind: WatchKind, at: string): Watcher[] => {
       const set = this.oneShot[kind].get(at);
       this.oneShot[kind].delete(at);

@@ -248,7 +248,7 @@ export class Session extends EventEmitter {
 
   private refusal(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
     const where = { op: spec.op, path: spec.path };
-    if (this.endReason) return new ZooKeeperError(this.endReason.code, this.endReason.detail, { ...where, zkCode: this.endReason.zkCode, cause: this.endReason });
+    if (this.endReason) return relocated(this.endReason, where);
     if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', where);
     if (this.state === 'expired' && !this.options.renewExpiredSession) {
       return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...where, zkCode: -112 });
@@ -749,7 +749,7 @@ export class Session extends EventEmitter {
 
   private rejectAuthWaiters(reason: ZooKeeperError): void {
     for (const entry of this.authInfo) {
-      for (const w of entry.waiters) w.reject(new ZooKeeperError(reason.code, reason.detail, { zkCode: reason.zkCode, op: 'addAuth', cause: reason }));
+      for (const w of entry.waiters) w.reject(relocated(reason, { op: 'addAuth' }));
       entry.waiters = [];
     }
   }
@@ -762,7 +762,7 @@ export class Session extends EventEmitter {
     const inFlight = this.outstanding;
     this.outstanding = new Fifo();
     const error = (packet: Packet): ZooKeeperError =>
-      withoutStack(() => new ZooKeeperError(reason.code, reason.detail, { zkCode: reason.zkCode, op: packet.op, path: packet.path, cause: reason }));
+      withoutStack(() => relocated(reason, { op: packet.op, path: packet.path }));
     this.backlog.fail(inFlight, error);
     this.backlog.fail(this.pending.takeAll(), error);
   }
@@ -849,4 +849,9 @@ function answerKind(type: number, err: number): AnswerKind {
 
 function emptyLists(): { [K in keyof WatchLists]: string[] } {
   return { data: [], exist: [], child: [], persistent: [], persistentRecursive: [] };
+}
+
+/** An error like `reason` (its code and words, it as the cause) told of another request. */
+function relocated(reason: ZooKeeperError, where: { op: string; path?: string }): ZooKeeperError {
+  return new ZooKeeperError(reason.code, reason.detail, { ...where, zkCode: reason.zkCode, cause: reason });
 }

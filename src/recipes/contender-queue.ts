@@ -184,7 +184,7 @@ export async function createProtected(
       ours = { path: created.path, owner: created.stat.ephemeralOwner };
       const name = created.path.slice(created.path.lastIndexOf('/') + 1);
       const seq = Number(name.slice(prefix.length));
-      const before = await reading;
+      const before = reading && (await reading);
       if (!listed || (previous && provenSole(previous, { seq, czxid: created.stat.czxid }))) {
         return { path: created.path, name, seq, stat: created.stat, children: null, before };
       }
@@ -307,13 +307,17 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
       const gone = ahead[0]!;
       lookahead = followsRest(o.kind, ahead) ? new Lookahead(o, ahead.slice(1), owner) : undefined;
       const data = await waitUntilGone(o, gone, owner);
-      last = { gone, data, seenAt: performance.now() };
+      // Only a lockDelay judges the handoff: no clock read or record of it otherwise.
+      if (o.lockDelay) last = { gone, data, seenAt: performance.now() };
       if (ours?.deleted) throw new NodeLost();
       if (await lookahead?.clear()) break;
       lookahead?.stop();
       const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, data), ahead.slice(1), owner);
       ahead = check.blocking;
-      if (check.record) recordOver = (last.read = check.record).over;
+      if (check.record) {
+        recordOver = check.record.over;
+        if (last) last.read = check.record;
+      }
     }
     if (o.lockDelay && last) {
       // Read after the deletion of the blocker that let us in, unless the check did: a record naming it proves a clean handoff (see release-record.ts).
@@ -470,7 +474,8 @@ async function readRecord(o: QueueOptions, gone: string): Promise<RecordRead> {
     return { namesGone: false, over: null };
   }
   o.records.missed = !recordsRelease(read.data, gone);
-  return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null, kept: keptDelay(read.data, gone) };
+  // The mark matters only to a lockDelay contender: the others skip decoding it.
+  return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null, kept: o.lockDelay ? keptDelay(read.data, gone) : undefined };
 }
 
 /** The version of the lock path's data a record of ours may replace, read while we hold (or are about to): null when it holds someone's data or we may not read it. */
@@ -506,6 +511,8 @@ async function delayTurn(o: QueueOptions, node: Created, until: number, stop: Ab
   const bound = o.deadline.requestSignal;
   const ends = bound ? AbortSignal.any([bound, stop]) : stop;
   ends.addEventListener('abort', wake, { once: true });
+  // Aborted already (the listener would never hear it): no waiting out the delay.
+  if (ends.aborted) wake();
   try {
     await woken;
     o.deadline.check();

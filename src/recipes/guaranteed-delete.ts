@@ -12,7 +12,7 @@ export type DeleteOptions =
   | { czxid?: never; record?: { path: string; data: Buffer; version: number; refused?: () => void } };
 
 /** How a guaranteed delete ended: our request deleted the node, the server said it was already gone, or the session ended first. */
-export type DeleteOutcome = 'deleted' | 'missing' | 'ended';
+type DeleteOutcome = 'deleted' | 'missing' | 'ended';
 
 /**
  * Deletes an ephemeral node of session `owner`, retrying across reconnects until it is gone.

@@ -134,11 +134,14 @@ export async function simpleLockState(client: ZooKeeperClient, path: string): Pr
   }
 }
 
-/** Semaphore lease nodes (`_c_<uuid>-lease-<seq>`), in creation order. */
+/** A semaphore lease node's name (`_c_<uuid>-lease-<seq>`), its sequence captured. */
+export const LEASE_NAME = /-lease-(\d{10}|-\d{9,10})$/;
+
+/** Semaphore lease nodes, in creation order. */
 function leaseOrder(names: string[]): Contender[] {
   const leases: Contender[] = [];
   for (const name of names) {
-    const match = /-lease-(\d{10}|-\d{9,10})$/.exec(name);
+    const match = LEASE_NAME.exec(name);
     if (match) leases.push({ name, seq: Number(match[1]), kind: 'shared', protectionId: undefined });
   }
   return leases.sort((a, b) => (a.seq - b.seq) | 0);

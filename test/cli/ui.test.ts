@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { get } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -248,6 +249,22 @@ describe('zklock ui in a real browser', () => {
     assert.equal(new URL(page.url()).search, '', 'the secret is off the address bar once exchanged');
     assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie), '', 'the cookie is out of scripts\' reach');
     await page.close();
+  });
+
+  it('answers a request target that URL refuses with 400 and keeps serving', async () => {
+    const { run, url } = await startUi('/ui/target');
+    const { hostname, port, host } = new URL(url);
+    // Node's HTTP parser accepts this line; `new URL` throws on it.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.end(`GET http://[ HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`));
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    assert.match(answer, /^HTTP\/1\.1 400 /, answer.slice(0, 80));
+    assert.equal(run.child.exitCode, null, 'zklock ui still runs');
+    assert.equal((await fetch(new URL('/', url))).status, 401, 'and still answers');
   });
 
   it('shows every other lock when a znode under the root is unreadable (its ACL), and follows changes next to it', async () => {

@@ -11,6 +11,7 @@ import { addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { parseZnodePath } from '../parse-values.js';
 import { formatAge } from '../timing.js';
+import { hexId } from '../../client/diagnostics.js';
 
 interface ReleaseFlags extends ConnectionFlags {
   force?: boolean;
@@ -73,7 +74,7 @@ function question(node: string, found: { data: Buffer; stat: Stat }): string {
   const owner = isRevocationRequest(found.data) ? REVOKED_OWNER : parseOwner(found.data).id || '(no owner data)';
   const rows = [
     ['OWNER', 'AGE', 'FENCING TOKEN', 'SESSION'],
-    [owner, formatAge(Date.now() - found.stat.ctime), found.stat.czxid.toString(), `0x${found.stat.ephemeralOwner.toString(16)}`],
+    [owner, formatAge(Date.now() - found.stat.ctime), found.stat.czxid.toString(), hexId(found.stat.ephemeralOwner)],
   ] as const;
   return [
     `${node}`,

@@ -3,6 +3,7 @@ import type { ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, requestRevocation } from '../../index.js';
 import { messageOf } from '../cli-error.js';
 import type { LockModel } from './lock-model.js';
+import { hexId } from '../../client/diagnostics.js';
 
 export type AdminAction = 'release' | 'revoke';
 
@@ -64,7 +65,7 @@ export class AdminActions {
       }
       // The node as shown, not one made since under the same name by someone else (a simple lock's fixed path).
       const { stat } = await this.client.getData(node);
-      if (`0x${stat.ephemeralOwner.toString(16)}` !== contender.session) return { status: 409, message: 'the node changed owner since the page showed it; nothing deleted' };
+      if (hexId(stat.ephemeralOwner) !== contender.session) return { status: 409, message: 'the node changed owner since the page showed it; nothing deleted' };
       // Marked before the delete: the watch event of the delete may be read before the reply comes.
       this.model.markForced(node);
       try {

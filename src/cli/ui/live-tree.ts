@@ -90,6 +90,8 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
   async stop(): Promise<void> {
     this.stopped = true;
     this.offState();
+    // A pass under way may still set a timer (a poll interval, a flush): cleared once it is over.
+    await this.running;
     clearTimeout(this.flushTimer);
     clearInterval(this.pollTimer);
     await this.watch?.remove().catch(() => undefined);
@@ -121,6 +123,7 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
     await this.watch?.remove().catch(() => undefined);
     this.watch = undefined;
     clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
     try {
       // Set before the tree is read: a change during the read is then seen too, never lost between the two.
       const watch = await this.client.addWatch(this.root, { recursive: true, maxBuffered: Number.MAX_SAFE_INTEGER });
@@ -143,6 +146,7 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
   }
 
   private flushSoon(ms: number): void {
+    if (this.stopped) return;
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = undefined;
       this.schedule(() => this.readDirty());

@@ -1,5 +1,6 @@
 import type { ContenderInfo } from '../../index.js';
 import type { LockKind, ScannedLock } from './lock-scan.js';
+import { hexId } from '../../client/diagnostics.js';
 
 /** Owner data is anyone's bytes: the page gets at most this much of each text field. */
 const MAX_TEXT = 200;
@@ -63,7 +64,7 @@ function view(c: ContenderInfo): ContenderView {
     owner: cut(owner.id),
     ...('host' in owner && typeof owner.host === 'string' ? { host: cut(owner.host) } : {}),
     ...('pid' in owner && Number.isSafeInteger(owner.pid) ? { pid: owner.pid } : {}),
-    session: `0x${c.sessionId.toString(16)}`,
+    session: hexId(c.sessionId),
     since: c.createdAt.getTime(),
     token: c.fencingToken.toString(),
     ...(c.revocationRequested ? { revoking: true as const } : {}),
@@ -87,20 +88,12 @@ export class LockModel {
   /** Nodes this process force-released, so their end shows as `forced`, not `released`. */
   private readonly forced = new Set<string>();
 
-  get size(): number {
-    return this.locks.size;
-  }
-
   all(): LockView[] {
     return [...this.locks.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
   kindOf(path: string): LockKind | undefined {
     return this.locks.get(path)?.kind;
-  }
-
-  has(path: string): boolean {
-    return this.locks.has(path);
   }
 
   /** The contender `nodePath` of a lock shown, and its lock's kind, if any. */

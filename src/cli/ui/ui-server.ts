@@ -136,7 +136,13 @@ export class UiServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     if (!this.allowedHosts.has((req.headers.host ?? '').toLowerCase())) return this.reply(res, 421, 'unknown Host: open the address zklock ui printed');
-    const url = new URL(req.url ?? '/', 'http://ui.invalid');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://ui.invalid');
+    } catch {
+      // Node's parser lets through targets URL refuses (`GET http://[`): an answer, not a throw out of the server's handler.
+      return this.reply(res, 400, 'bad request target');
+    }
     const path = url.pathname;
     const asset = path.slice(1);
     // The page's script and style hold nothing secret: served to anyone.
