@@ -8,6 +8,7 @@ import { Mutex, inspectLock } from '../../src/index.js';
 import type { Interval } from './fixtures.js';
 import { RecipeFixture, assertFairExclusion, recordWatchEvents, seqOf, sleep, sharedNow, within } from './fixtures.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/mutex-worker.ts', import.meta.url));
@@ -114,7 +115,21 @@ describe('fair mutex under load', () => {
       new Mutex(sessions[i % sessions.length]!, lockPath).acquire({ timeout: 50 * ROUND_TRIPS_MS }).then((lease) => void acquired.push(lease)),
     );
     await eventually(async () => (await zk.children(lockPath)).length === 51, ROUND_TRIPS_MS, '50 waiters queued');
-    const queued = (await inspectLock(zk.admin, lockPath)).waiters.map((w) => w.seq);
+    const state = await inspectLock(zk.admin, lockPath);
+    const queued = state.waiters.map((w) => w.seq);
+    // Every waiter's watch on the node ahead of it is on the server before anything is released: a
+    // watch asked for once that node is gone reads it gone with no event, and the count below would
+    // miss the wake-up (a busy machine can take that long to get there).
+    const chain = [...state.holders, ...state.waiters];
+    await eventually(
+      async () => {
+        const watched = new Map<bigint, string[]>();
+        for (const session of new Set(state.waiters.map((w) => w.sessionId))) watched.set(session, await serverWatches(zk.server, session));
+        return state.waiters.every((w, i) => watched.get(w.sessionId)!.includes(chain[i]!.path));
+      },
+      ROUND_TRIPS_MS,
+      'every waiter watches the node ahead of it',
+    );
     assert.equal(wakeCount(), 0, 'nobody woken before the first release');
     const perRelease: number[] = [];
     let current = first;
