@@ -152,11 +152,29 @@ export class LeaseMonitor {
   /**
    * The forced release, due at the end of the grace. Armed only after the loss's abort listeners
    * ran: one that released the lease (or a downgrade's handover) must leave no delete behind.
+   * Dropped once the node is gone without it: the client closed or the session ended (the server
+   * deletes the node with it), or someone deleted it (lose() hears that from the node's watch,
+   * if set). A timer left armed would hold the lease and its client until the grace is over.
    */
   private armForce(): void {
     const { limit, force } = this.hold!;
-    if (limit.forceReleaseAfter === undefined || this.stopped) return;
-    this.cancelHold = timerAt(limit.expiresAt + limit.forceReleaseAfter, force, true);
+    if (limit.forceReleaseAfter === undefined || this.stopped || this.client.terminated || this.client.sessionId !== this.node.ephemeralOwner) return;
+    // The loss unsubscribed the monitor from the session: the grace listens on its own.
+    const unsubscribe = this.client.onState((event) => {
+      if (event === 'closed' || event === 'expired' || event === 'connected') this.cancelHold?.();
+    });
+    const cancel = timerAt(
+      limit.expiresAt + limit.forceReleaseAfter,
+      () => {
+        unsubscribe();
+        force();
+      },
+      true,
+    );
+    this.cancelHold = () => {
+      cancel();
+      unsubscribe();
+    };
   }
 
   private lostError(lost: { reason: LockLostReason; message: string }): LockLostError {
@@ -213,7 +231,11 @@ export class LeaseMonitor {
   }
 
   private lose(reason: LockLostReason, message: string): void {
-    if (this.lost) return;
+    if (this.lost) {
+      // Lost already (an expired hold, a lapsed proof), and now the node is gone: no forced release of it is left to do.
+      if (reason === 'NODE_DELETED' || reason === 'CLOSED') this.cancelHold?.();
+      return;
+    }
     this.lost = { reason, message };
     if (reason !== 'RELEASED' && this.lease && lostChannel.hasSubscribers) publishLost(this.lease, reason, message);
     this.controller?.abort(this.lostError(this.lost));

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { createHook } from 'node:async_hooks';
 import { after, before, describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import type { HoldLimit, Lease, MultiLease } from '../../src/index.js';
 import { LockError, LockLostError, MultiLock, Mutex, NonReentrantMutex, Perms, ReadWriteLock, Semaphore, SimpleLock } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import { watchTimers } from '../support/live-timers.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, isLockError, sleep, within } from './fixtures.js';
 
@@ -31,28 +31,6 @@ function assertClockStarted(limit: HoldLimit | undefined, t0: number, t1: number
   assert.equal(limit.maxHold, maxHold);
   assert.ok(limit.expiresAt >= t0 + maxHold && limit.expiresAt <= t1 + maxHold, 'the clock started when the lease was handed out');
   return limit;
-}
-
-/**
- * The timers alive in this process, seen from outside the library: every Timeout created since
- * `watchTimers()` that has neither fired nor been cleared, with its delay and whether it keeps
- * the process alive. The hold tests use delays no other timer has, to tell theirs apart.
- */
-function watchTimers(): { live: (delayAtMost: number, delayAtLeast: number) => { delay: number; ref: boolean }[]; stop: () => void } {
-  const timers: NodeJS.Timeout[] = [];
-  const hook = createHook({
-    init(_id, type, _trigger, resource) {
-      if (type === 'Timeout') timers.push(resource as NodeJS.Timeout);
-    },
-  }).enable();
-  return {
-    live: (delayAtMost, delayAtLeast) =>
-      timers
-        .map((timer) => timer as unknown as { _idleTimeout: number; _destroyed: boolean; hasRef(): boolean })
-        .filter((timer) => !timer._destroyed && timer._idleTimeout <= delayAtMost && timer._idleTimeout >= delayAtLeast)
-        .map((timer) => ({ delay: timer._idleTimeout, ref: timer.hasRef() })),
-    stop: () => hook.disable(),
-  };
 }
 
 describe('bounded holds (maxHold, forceReleaseAfter)', () => {
