@@ -1,4 +1,4 @@
-import type { AcquireOptions, HoldOptions, Layout, Lease, ZooKeeperClient } from '../index.js';
+import type { AcquireOptions, Layout, Lease, TryAcquireOptions, ZooKeeperClient } from '../index.js';
 import { Mutex, ReadWriteLock, Semaphore } from '../index.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
@@ -16,7 +16,7 @@ export interface SelectedLock {
   description: string;
   acquire(options: AcquireOptions): Promise<Lease>;
   /** The lock if it is free right now, else null (not acquire with a zero timeout, which cannot spare the round trips). */
-  tryAcquire(hold: HoldOptions): Promise<Lease | null>;
+  tryAcquire(options: TryAcquireOptions): Promise<Lease | null>;
 }
 
 export function selectLock(client: ZooKeeperClient, path: string, flags: LockFlags, ownerId: string): SelectedLock {
@@ -26,13 +26,13 @@ export function selectLock(client: ZooKeeperClient, path: string, flags: LockFla
     // Curator's semaphore layout has no kazoo variant in this library, so refuse rather than silently ignore --layout.
     if (flags.layout !== 'curator') throw new CliError('--limit uses Curator\'s semaphore layout; --layout kazoo is not supported with it', EXIT.USAGE);
     const semaphore = new Semaphore(client, path, flags.limit, { ownerId });
-    return { description: `semaphore (limit ${flags.limit})`, acquire: (options) => semaphore.acquire(options), tryAcquire: (hold) => semaphore.tryAcquire(hold) };
+    return { description: `semaphore (limit ${flags.limit})`, acquire: (options) => semaphore.acquire(options), tryAcquire: (options) => semaphore.tryAcquire(options) };
   }
   if (flags.read || flags.write) {
     const rw = new ReadWriteLock(client, path, { layout: flags.layout, ownerId });
     const side = flags.read ? rw.readLock : rw.writeLock;
-    return { description: flags.read ? 'read lock' : 'write lock', acquire: (options) => side.acquire(options), tryAcquire: (hold) => side.tryAcquire(hold) };
+    return { description: flags.read ? 'read lock' : 'write lock', acquire: (options) => side.acquire(options), tryAcquire: (options) => side.tryAcquire(options) };
   }
   const mutex = new Mutex(client, path, { layout: flags.layout, ownerId });
-  return { description: 'mutex', acquire: (options) => mutex.acquire(options), tryAcquire: (hold) => mutex.tryAcquire(hold) };
+  return { description: 'mutex', acquire: (options) => mutex.acquire(options), tryAcquire: (options) => mutex.tryAcquire(options) };
 }

@@ -7,20 +7,6 @@ export async function bounded(promise: Promise<unknown>, ms: number): Promise<vo
   timer.abort();
 }
 
-/**
- * `promise`, or a rejection with the signal's reason as soon as it aborts (for a call that takes
- * no signal of its own; what it leaves behind must go with the client, closed afterwards).
- */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  promise.catch(() => undefined);
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /** How long ago `since` was, as `850ms`, `12s`, `3m04s`, `2h05m`. */
 export function formatAge(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;

@@ -15,6 +15,21 @@ export interface AcquireOptions extends HoldOptions {
 }
 
 /**
+ * Options of `tryAcquire`: the hold bound, and a signal that ends the try early (it rejects with
+ * ABORTED and leaves no node). A try does not wait for the lock, but it takes round trips, and on
+ * a lock with a `lockDelay` it may have a delay to serve (see MutexOptions.lockDelay). No
+ * timeout: that would make it an acquire.
+ */
+export interface TryAcquireOptions extends HoldOptions {
+  signal?: AbortSignal;
+}
+
+/** What bounds a try: its hold and signal, never a timeout (an untyped caller's would make it wait for the lock). */
+export function tryOnly(options: TryAcquireOptions): TryAcquireOptions {
+  return { maxHold: options.maxHold, forceReleaseAfter: options.forceReleaseAfter, signal: options.signal };
+}
+
+/**
  * One bound for a whole acquire, retries and re-queues included: the caller's signal and timeout
  * combined into a signal whose reason is the LockError to reject with.
  */
@@ -102,6 +117,11 @@ export class Deadline {
         },
       );
     });
+  }
+
+  /** What to reject with: the deadline's own LockError once it has passed (the requests it bounded reject with the client's ABORTED), else `error`. */
+  failure(error: unknown): unknown {
+    return this.expired ? this.controller.signal.reason : error;
   }
 
   dispose(): void {

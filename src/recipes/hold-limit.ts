@@ -58,8 +58,3 @@ export function startHold<T extends { [limitHold](limit: HoldLimit): void }>(lea
   if (limit) lease[limitHold](limit);
   return lease;
 }
-
-/** The hold bound alone, for a try: a timeout or signal (from an untyped caller) must not bound the round trips of a try. */
-export function holdOnly(options: HoldOptions): HoldOptions {
-  return { maxHold: options.maxHold, forceReleaseAfter: options.forceReleaseAfter };
-}

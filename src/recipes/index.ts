@@ -10,7 +10,7 @@ export type { SemaphoreOptions } from './semaphore.js';
 export { Lease } from './lease.js';
 export type { LeaseOptions } from './lease.js';
 export type { LeaseMonitorOptions } from './lease-monitor.js';
-export type { AcquireOptions } from './deadline.js';
+export type { AcquireOptions, TryAcquireOptions } from './deadline.js';
 export type { HoldLimit, HoldOptions } from './hold-limit.js';
 export { LockError, LockLostError } from './lock-error.js';
 export type { LockErrorCode, LockLostReason } from './lock-error.js';

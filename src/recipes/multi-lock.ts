@@ -1,8 +1,8 @@
 import { LockError } from './lock-error.js';
-import type { AcquireOptions } from './deadline.js';
-import { Deadline } from './deadline.js';
-import type { HoldLimit, HoldOptions } from './hold-limit.js';
-import { checkHoldOptions, limitHold, startHold } from './hold-limit.js';
+import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
+import { Deadline, tryOnly } from './deadline.js';
+import type { HoldLimit } from './hold-limit.js';
+import { limitHold, startHold } from './hold-limit.js';
 import type { LockState } from './inspect.js';
 import type { Lease } from './lease.js';
 import type { QueueLock } from './mutex.js';
@@ -105,24 +105,28 @@ export class MultiLock {
   }
 
   /** All the locks if all are free now (and none was lost meanwhile), else null; nothing is left held when it returns null. */
-  async tryAcquire(options: HoldOptions = {}): Promise<MultiLease | null> {
-    checkHoldOptions(options, this.locks[0]!.lockPath, 'tryAcquire');
+  async tryAcquire(options: TryAcquireOptions = {}): Promise<MultiLease | null> {
+    const attempt = tryOnly(options);
+    const deadline = new Deadline(attempt, this.locks[0]!.lockPath, 'tryAcquire');
+    const { requestSignal: signal } = deadline;
     const taken: Lease[] = [];
     try {
       for (const lock of this.locks) {
-        const lease = await lock.tryAcquire();
+        const lease = await lock.tryAcquire({ signal });
         if (!lease) {
           await releaseAll(taken);
           return null;
         }
         taken.push(lease);
       }
-      if (await this.confirmHeld(taken)) return startHold(new MultiLease(taken), options);
+      if (await this.confirmHeld(taken, signal)) return startHold(new MultiLease(taken), attempt);
       await releaseAll(taken);
       return null;
     } catch (error) {
       await releaseAll(taken);
-      throw error;
+      throw deadline.failure(error);
+    } finally {
+      deadline.dispose();
     }
   }
 

@@ -3,10 +3,9 @@ import { ZooKeeperError, validatePath } from '../client/index.js';
 import type { ContenderKind, Layout } from './contender-name.js';
 import type { HeldNode } from './contender-queue.js';
 import { NotAcquired, acquireInQueue } from './contender-queue.js';
-import type { AcquireOptions } from './deadline.js';
-import { Deadline } from './deadline.js';
-import type { HoldOptions } from './hold-limit.js';
-import { holdOnly, startHold } from './hold-limit.js';
+import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
+import { Deadline, tryOnly } from './deadline.js';
+import { startHold } from './hold-limit.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { ownerData } from './owner-data.js';
@@ -191,11 +190,13 @@ export class QueueLock {
   /**
    * The lock if nobody holds or waits for it right now, else null; leaves no node when null.
    * What a timeout of 0 cannot mean (`acquire` refuses it): creating a missing lock path or
-   * resolving a lost create reply takes round trips that a zero deadline would refuse.
+   * resolving a lost create reply takes round trips that a zero deadline would refuse. With a
+   * `lockDelay`, a free lock after a handoff not proven clean is ours only once the delay is
+   * served; `signal` cuts that short (ABORTED, our node deleted).
    */
-  async tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
+  async tryAcquire(options: TryAcquireOptions = {}): Promise<Lease | null> {
     this.precheck();
-    const attempt = holdOnly(options);
+    const attempt = tryOnly(options);
     // Mapped inside the traced call, so a taken lock ends the trace with a null result, not an error.
     const tryJoin = (message?: AcquireMessage): Promise<Lease | null> =>
       this.join(attempt, false, message).catch((error: unknown) => {

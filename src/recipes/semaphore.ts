@@ -7,10 +7,10 @@ import type { ContenderInfo, LockState } from './inspect.js';
 import { leaseHoldersOf, participantsOf } from './inspect.js';
 import { verifyLeaseLimit } from './lease-limit.js';
 import { MultiLease, releaseAll } from './multi-lock.js';
-import type { AcquireOptions } from './deadline.js';
-import { Deadline } from './deadline.js';
+import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
+import { Deadline, tryOnly } from './deadline.js';
 import type { HoldOptions } from './hold-limit.js';
-import { holdOnly, startHold } from './hold-limit.js';
+import { startHold } from './hold-limit.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
@@ -97,19 +97,21 @@ export class Semaphore {
    * one, else null; leaves no node when it returns null. What a timeout of 0 cannot mean
    * (`acquire` refuses it): a zero deadline would refuse even the round trips of creating a missing path.
    */
-  tryAcquire(options: HoldOptions & { leases: number }): Promise<MultiLease | null>;
-  tryAcquire(options?: HoldOptions & { leases?: undefined }): Promise<Lease | null>;
-  tryAcquire(options: HoldOptions & { leases?: number } = {}): Promise<Lease | MultiLease | null> {
+  tryAcquire(options: TryAcquireOptions & { leases: number }): Promise<MultiLease | null>;
+  tryAcquire(options?: TryAcquireOptions & { leases?: undefined }): Promise<Lease | null>;
+  tryAcquire(options: TryAcquireOptions & { leases?: number } = {}): Promise<Lease | MultiLease | null> {
     return lockTraced() ? traceAcquire(this.traceFacts, () => this.tryAcquireNow(options)) : this.tryAcquireNow(options);
   }
 
-  private async tryAcquireNow(options: HoldOptions & { leases?: number }): Promise<Lease | MultiLease | null> {
+  private async tryAcquireNow(options: TryAcquireOptions & { leases?: number }): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
-    const hold = holdOnly(options);
+    const hold = tryOnly(options);
     const deadline = new Deadline(hold, this.path, 'tryAcquire');
     try {
       const leases = await this.attempt(deadline, false, count ?? 1);
       return leases && handOut(leases, count, hold);
+    } catch (error) {
+      throw deadline.failure(error);
     } finally {
       deadline.dispose();
     }
@@ -149,7 +151,7 @@ export class Semaphore {
     let queueLease: Lease | null = null;
     let leases: Lease[] | null = null;
     try {
-      queueLease = wait ? await this.queue.acquire({ signal: deadline.signal }) : await this.queue.tryAcquire();
+      queueLease = wait ? await this.queue.acquire({ signal: deadline.signal }) : await this.queue.tryAcquire({ signal: deadline.requestSignal });
       if (!queueLease) return null;
       // Sent before the first count of the leases, so both come back in one round trip.
       const limitChecked = verifyLeaseLimit(this.client, this.path, this.maxLeases, queueLease.sessionId, deadline);

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, parentOf, validatePath } from '../client/index.js';
 import { abandon } from './abandon.js';
-import type { AcquireOptions } from './deadline.js';
-import { Deadline } from './deadline.js';
-import type { HoldOptions } from './hold-limit.js';
-import { holdOnly, startHold } from './hold-limit.js';
+import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
+import { Deadline, tryOnly } from './deadline.js';
+import { startHold } from './hold-limit.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import type { LockState } from './inspect.js';
@@ -53,16 +52,18 @@ export class SimpleLock {
   }
 
   /** The lock if free now, else null. Never waits for the lock; leaves no node when it returns null. */
-  tryAcquire(options: HoldOptions = {}): Promise<Lease | null> {
+  tryAcquire(options: TryAcquireOptions = {}): Promise<Lease | null> {
     return lockTraced() ? traceAcquire({ lockPath: this.path, kind: 'simple' }, () => this.tryAcquireNow(options)) : this.tryAcquireNow(options);
   }
 
-  private async tryAcquireNow(options: HoldOptions): Promise<Lease | null> {
-    const hold = holdOnly(options);
+  private async tryAcquireNow(options: TryAcquireOptions): Promise<Lease | null> {
+    const hold = tryOnly(options);
     const attempt = this.begin(new Deadline(hold, this.path, 'tryAcquire'));
     try {
       const lease = await this.attempt(attempt);
       return lease && startHold(lease, hold);
+    } catch (error) {
+      throw attempt.deadline.failure(error);
     } finally {
       attempt.deadline.dispose();
     }

@@ -200,6 +200,23 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     await lease.release();
   });
 
+  it('tryAcquire({ signal }) aborted during the delay rejects with ABORTED then, not when the delay ends, and leaves no node', async () => {
+    const path = '/delay/try-abort';
+    const client = await zk.client();
+    const aborter = new AbortController();
+    // A lock path not made yet: nothing proves a clean handoff, so the free lock is ours only after the delay.
+    const trying = new Mutex(client, path, { lockDelay: 60_000 }).tryAcquire({ signal: aborter.signal });
+    const rejected = assert.rejects(trying, (error: unknown) => isLockError('ABORTED')(error) && (error as LockError).cause === aborter.signal.reason && (error as LockError).path === path);
+    await eventually(async () => (await zk.children(path)).length === 1, ROUND_TRIPS_MS, 'holding through the delay');
+    await watching(client, `${path}/${(await zk.children(path))[0]!}`);
+    aborter.abort(new Error('caller gave up'));
+    await within(rejected, ROUND_TRIPS_MS, 'the try rejects once aborted');
+    await zk.assertNoNodes(path);
+    const other = await new Mutex(await zk.client(), path).tryAcquire();
+    assert.ok(other, 'the lock is free');
+    await other.release();
+  });
+
   it('a lock without lockDelay, or with 0, says nothing of the handoff, never reads the lock path, never waits, and its path is a container', async () => {
     const client = await zk.client();
     const sent = recordRequests(client);

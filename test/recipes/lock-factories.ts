@@ -1,4 +1,4 @@
-import type { AcquireOptions, Lease, MultiLease, ZooKeeperClient } from '../../src/index.js';
+import type { AcquireOptions, Lease, MultiLease, TryAcquireOptions, ZooKeeperClient } from '../../src/index.js';
 import { MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperError, joinPath } from '../../src/index.js';
 import type { FaultProxy } from '../../src/testing/index.js';
 import { eventually } from '../support/wait.js';
@@ -15,7 +15,7 @@ export type AnyLease = Lease | MultiLease;
 /** The two calls every lock kind has, whatever its lease type. */
 export interface AnyLock {
   acquire(options?: AcquireOptions): Promise<AnyLease>;
-  tryAcquire(): Promise<AnyLease | null>;
+  tryAcquire(options?: TryAcquireOptions): Promise<AnyLease | null>;
 }
 
 export interface LockKind {

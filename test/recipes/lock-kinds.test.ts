@@ -174,6 +174,13 @@ describe('every lock kind under the same faults (issue 10)', () => {
       await assert.rejects(within(s.lock(client).acquire({ signal: AbortSignal.abort() }), ROUND_TRIPS, 'acquire rejects'), isLockError('ABORTED'));
       assert.deepEqual(await childVersions(s.kind, s.admin, s.path), before, 'no node was created (nor deleted) under the lock');
     });
+
+    eachKind('try-abort-early', 'tryAcquire({ signal }) with an already-aborted signal rejects with LockError ABORTED and creates nothing', async (s) => {
+      const client = await s.client();
+      const before = await childVersions(s.kind, s.admin, s.path);
+      await assert.rejects(within(s.lock(client).tryAcquire({ signal: AbortSignal.abort() }), ROUND_TRIPS, 'tryAcquire rejects'), isLockError('ABORTED'));
+      assert.deepEqual(await childVersions(s.kind, s.admin, s.path), before, 'no node was created (nor deleted) under the lock');
+    });
   });
 
   describe('tryAcquire', { concurrency: true }, () => {

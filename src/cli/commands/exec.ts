@@ -11,7 +11,7 @@ import { parseDuration, parseLongDuration, parsePositiveLongDuration, parsePosit
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
-import { bounded, untilAborted } from '../timing.js';
+import { bounded } from '../timing.js';
 import { WaitProgress } from '../wait-progress.js';
 
 interface ExecFlags extends ConnectionFlags {
@@ -116,8 +116,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     let lease: Lease;
     progress.start();
     try {
-      // tryAcquire takes no signal: stop waiting for it on a signal; closing the client below removes any node it made.
-      const acquired = flags.try ? await untilAborted(lock.tryAcquire(hold), interrupt.signal) : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal, ...hold });
+      const acquired = flags.try ? await lock.tryAcquire({ signal: interrupt.signal, ...hold }) : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal, ...hold });
       if (!acquired) throw new CliError(`${lockPath} is held by someone else; not running the command (--try)`, EXIT.LOCK_TAKEN);
       lease = acquired;
     } catch (error) {
