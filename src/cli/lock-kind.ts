@@ -8,6 +8,8 @@ export interface LockFlags {
   write?: boolean;
   limit?: number;
   layout: Layout;
+  /** A mutex's lockDelay (ms > 0): see MutexOptions.lockDelay. */
+  lockDelay?: number;
 }
 
 /** What `exec` acquires: the one lock recipe the flags select, behind one acquire function. */
@@ -22,6 +24,8 @@ export interface SelectedLock {
 export function selectLock(client: ZooKeeperClient, path: string, flags: LockFlags, ownerId: string): SelectedLock {
   const chosen = [flags.read && '--read', flags.write && '--write', flags.limit !== undefined && '--limit'].filter(Boolean);
   if (chosen.length > 1) throw new CliError(`${chosen.join(' and ')} cannot be combined: choose one kind of lock`, EXIT.USAGE);
+  // The library has it on mutexes alone (readers releasing together would contend for one record; a semaphore's holders leave none).
+  if (flags.lockDelay !== undefined && chosen.length > 0) throw new CliError(`--lock-delay is for a mutex: ${chosen[0]} takes a lock without one`, EXIT.USAGE);
   if (flags.limit !== undefined) {
     // Curator's semaphore layout has no kazoo variant in this library, so refuse rather than silently ignore --layout.
     if (flags.layout !== 'curator') throw new CliError('--limit uses Curator\'s semaphore layout; --layout kazoo is not supported with it', EXIT.USAGE);
@@ -33,6 +37,6 @@ export function selectLock(client: ZooKeeperClient, path: string, flags: LockFla
     const side = flags.read ? rw.readLock : rw.writeLock;
     return { description: flags.read ? 'read lock' : 'write lock', acquire: (options) => side.acquire(options), tryAcquire: (options) => side.tryAcquire(options) };
   }
-  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId });
+  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId, lockDelay: flags.lockDelay });
   return { description: 'mutex', acquire: (options) => mutex.acquire(options), tryAcquire: (options) => mutex.tryAcquire(options) };
 }

@@ -86,6 +86,7 @@ describe('zklock: consistent options, timeouts and messages', () => {
     for (const args of [
       ['exec', '--timeout', '0', '/cli/zero', '--', 'true'],
       ['exec', '/cli/zero', '--connect-timeout', '0', '--', 'true'],
+      ['exec', '--lock-delay', '0', '/cli/zero', '--', 'true'],
       ['status', '--session-timeout', '0', '/cli/zero'],
       ['ls', '--connect-timeout', '0'],
       ['server', '--tick-time', '0'],

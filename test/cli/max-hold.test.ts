@@ -1,46 +1,21 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
-import { ZooKeeperServer, isProcessAlive } from '../../src/testing/index.js';
+import { describe, it } from 'node:test';
+import { isProcessAlive } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { HOLD, LONG_HOLD_MS, endHolds, readEvents, runCli, startCli, waitForEvents } from './helpers/cli.js';
+import { execFixture } from './helpers/exec-fixture.js';
 
 // These tests run the built CLI: `npm run build` first.
 describe('zklock exec --max-hold', () => {
-  let server: ZooKeeperServer;
-  let client: ZooKeeperClient;
-  let env: NodeJS.ProcessEnv;
-  let dir: string;
-
-  before(async () => {
-    server = await ZooKeeperServer.start();
-    client = await ZooKeeperClient.connect(server.connectString);
-    env = { ZOOKEEPER_CONNECT: server.connectString };
-    dir = mkdtempSync(join(tmpdir(), 'zklock-cli-max-hold-'));
-  });
-  after(async () => {
-    await client?.close();
-    await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const contenders = async (path: string): Promise<string[]> => {
-    try {
-      return (await client.getChildren(path)).children;
-    } catch (error) {
-      if (error instanceof ZooKeeperError && error.code === 'NONODE') return [];
-      throw error;
-    }
-  };
+  const zk = execFixture('max-hold');
+  const { contenders } = zk;
 
   it('terminates a command that holds the lock too long (SIGTERM, then SIGKILL after --grace), releases the lock and exits 124', async () => {
     const path = '/cli/max-hold';
-    const log = join(dir, 'overrun.jsonl');
-    const run = startCli(['exec', '--max-hold', '1s', '--grace', '500ms', path, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS), '--ignore-term'], env);
+    const log = join(zk.dir, 'overrun.jsonl');
+    const run = startCli(['exec', '--max-hold', '1s', '--grace', '500ms', path, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS), '--ignore-term'], zk.env);
     const [started] = await waitForEvents(log, 'start');
     assert.equal((await contenders(path)).length, 1, 'the command runs holding the lock');
     assert.equal(await run.exited(ROUND_TRIPS_MS), 124, run.stderr());
@@ -53,7 +28,7 @@ describe('zklock exec --max-hold', () => {
 
   it('a command that finishes within --max-hold exits with its own code', async () => {
     const path = '/cli/max-hold-in-time';
-    const result = await runCli(['exec', '--max-hold', '10m', path, '--', process.execPath, '-e', 'process.exit(3)'], env, ROUND_TRIPS_MS);
+    const result = await runCli(['exec', '--max-hold', '10m', path, '--', process.execPath, '-e', 'process.exit(3)'], zk.env, ROUND_TRIPS_MS);
     assert.equal(result.code, 3, result.stderr);
     assert.doesNotMatch(result.stderr, /max-hold/);
     assert.deepEqual(await contenders(path), []);
@@ -61,14 +36,14 @@ describe('zklock exec --max-hold', () => {
 
   it('--force-release-after frees the lock even while the command has not exited, and --try takes the bound too', async () => {
     const path = '/cli/force-release';
-    const log = join(dir, 'stuck.jsonl');
+    const log = join(zk.dir, 'stuck.jsonl');
     // A grace far longer than the test: only the forced release can free the lock in time.
-    const run = startCli(['exec', '--try', '--max-hold', '500ms', '--force-release-after', '500ms', '--grace', '10m', path, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS), '--ignore-term'], env);
+    const run = startCli(['exec', '--try', '--max-hold', '500ms', '--force-release-after', '500ms', '--grace', '10m', path, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS), '--ignore-term'], zk.env);
     const [started] = await waitForEvents(log, 'start');
     await waitForEvents(log, 'signal');
     await eventually(async () => (await contenders(path)).length === 0, ROUND_TRIPS_MS, 'the lock node was deleted by the holder\'s own client');
     assert.equal(await isProcessAlive(started!.pid), true, 'the command is still running');
-    const next = await runCli(['exec', '--try', path, '--', 'true'], env, ROUND_TRIPS_MS);
+    const next = await runCli(['exec', '--try', path, '--', 'true'], zk.env, ROUND_TRIPS_MS);
     assert.equal(next.code, 0, `another run gets the lock: ${next.stderr}`);
     endHolds(log);
     assert.equal(await run.exited(ROUND_TRIPS_MS), 124, run.stderr());
@@ -81,16 +56,16 @@ describe('zklock exec --max-hold', () => {
       [['--max-hold', '0'], /--max-hold <duration>.*expected a duration of more than 0, got "0"/],
     ];
     for (const [flags, message] of cases) {
-      const result = await runCli(['exec', ...flags, '/cli/max-hold-usage', '--', 'true'], env, ROUND_TRIPS_MS);
+      const result = await runCli(['exec', ...flags, '/cli/max-hold-usage', '--', 'true'], zk.env, ROUND_TRIPS_MS);
       assert.equal(result.code, 2, `${flags.join(' ')}: ${result.stderr}`);
       assert.match(result.stderr, message, 'refused for what it is, not as an unknown option');
     }
-    assert.equal(await client.exists('/cli/max-hold-usage'), null, 'nothing was created');
+    assert.equal(await zk.client.exists('/cli/max-hold-usage'), null, 'nothing was created');
   });
 
   it('--max-hold and --force-release-after take bounds beyond a timer\'s 596h (the library chains timers)', async () => {
     const path = '/cli/max-hold-long';
-    const result = await runCli(['exec', '--max-hold', '720h', '--force-release-after', '700h', path, '--', process.execPath, '-e', 'process.exit(5)'], env, ROUND_TRIPS_MS);
+    const result = await runCli(['exec', '--max-hold', '720h', '--force-release-after', '700h', path, '--', process.execPath, '-e', 'process.exit(5)'], zk.env, ROUND_TRIPS_MS);
     assert.equal(result.code, 5, result.stderr);
     assert.deepEqual(await contenders(path), []);
   });

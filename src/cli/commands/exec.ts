@@ -7,7 +7,7 @@ import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
-import { parseDuration, parseLongDuration, parsePositiveLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
@@ -24,6 +24,7 @@ interface ExecFlags extends ConnectionFlags {
   grace: number;
   maxHold?: number;
   forceReleaseAfter?: number;
+  lockDelay?: number;
   verbose?: boolean;
 }
 
@@ -34,6 +35,7 @@ Examples:
   zklock exec --timeout 30s --write /locks/schema -- npm run migrate
   zklock exec --limit 2 /locks/encoders -- ffmpeg -i in.mp4 out.webm
   zklock exec --max-hold 10m /locks/nightly -- ./etl.sh       # exit 124 if it runs longer
+  zklock exec --lock-delay 15s /locks/printer -- ./print.sh    # after a crashed holder, wait 15s first
   ZOOKEEPER_CONNECT=zk1:2181,zk2:2181 zklock exec --auth digest:ops:secret /locks/db -- ./maintain
 
 The command gets ZKLOCK_FENCING_TOKEN (grows with every acquisition of the lock; hand it to the
@@ -45,7 +47,11 @@ since the lock was acquired is stopped the same way, the lock released, and zklo
 whether or not SIGKILL was needed (coreutils' timeout exits 137 then). --force-release-after
 deletes the lock node that much later even if the command has not exited yet (stuck in the
 kernel, say), so the lock does not stay taken; one shorter than --grace can let the next holder
-in while the command is still in its SIGTERM grace.
+in while the command is still in its SIGTERM grace. --lock-delay (a mutex only) runs the command
+that long after the last holder's node went when it did not release the lock itself (its session
+expired: a crash, a partition; or someone deleted its node), so that an old holder cut off from
+ZooKeeper has time to stop; after a clean release the command starts at once. Give every holder
+of the lock the same --lock-delay.
 `;
 
 export function execCommand(): Command {
@@ -62,6 +68,7 @@ export function execCommand(): Command {
     .addOption(new Option('--grace <duration>', 'after a lost lock (or --max-hold), time between SIGTERM and SIGKILL (0: at once)').argParser(parseDuration).default(10_000, '10s'))
     .addOption(new Option('--max-hold <duration>', 'stop the command (exit 124) once it has held the lock this long').argParser(parsePositiveLongDuration))
     .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveLongDuration))
+    .addOption(new Option('--lock-delay <duration>', 'a mutex: after a holder that did not release the lock (crashed, partitioned), wait this long before running the command').argParser(parsePositiveDuration))
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);
@@ -127,6 +134,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
       progress.stop();
     }
     progress.log(`acquired the ${lock.description} ${lockPath} as ${lease.node} (fencing token ${lease.fencingToken})`);
+    if (lease.lockDelayed > 0) progress.log(`the last handoff was ${lease.handoff}: waited ${Math.round(lease.lockDelayed)} ms (--lock-delay) before running the command`);
     if (interruptedBy) {
       // A signal that came as tryAcquire succeeded still means "do not run".
       await bounded(lease.release(), flags.sessionTimeout);
