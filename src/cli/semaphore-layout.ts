@@ -1,4 +1,4 @@
-import type { ZooKeeperClient } from '../index.js';
+import type { LockState, ZooKeeperClient } from '../index.js';
 import { ZooKeeperError, joinPath } from '../index.js';
 import { isContenderNode } from './contender-node.js';
 
@@ -27,4 +27,10 @@ export async function isSemaphore(client: ZooKeeperClient, path: string, childre
     contenders += inside.length;
   }
   return children.includes('leases') || contenders > 0;
+}
+
+/** What kind of lock `path` is by the rule above, for inspectLock: NONODE when it does not exist. */
+export async function lockLayoutAt(client: ZooKeeperClient, path: string): Promise<LockState['kind']> {
+  const { children } = await client.getChildren(path);
+  return (await isSemaphore(client, path, children)) ? 'semaphore' : 'queue';
 }

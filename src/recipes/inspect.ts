@@ -41,10 +41,13 @@ export interface LockState {
 /**
  * Holders and waiters of a lock path, for mutexes and read/write locks (zklock, Curator or
  * kazoo names) and for semaphores (`leases/` and `locks/` children). Unknown children are left out.
+ * `kind` reads the path as that kind of lock. Without it, a path with a `leases` or `locks` child
+ * is read as a semaphore: one that also holds other locks in a folder named `locks` (`/`, say)
+ * is not one, and the caller that knows (a lock object, the CLI by its evidence) says so.
  */
-export async function inspectLock(client: ZooKeeperClient, lockPath: string): Promise<LockState> {
+export async function inspectLock(client: ZooKeeperClient, lockPath: string, options: { kind?: LockState['kind'] } = {}): Promise<LockState> {
   const { children } = await client.getChildren(lockPath);
-  if (children.includes('leases') || children.includes('locks')) {
+  if ((options.kind ?? (children.includes('leases') || children.includes('locks') ? 'semaphore' : 'queue')) === 'semaphore') {
     const [holders, queue] = await Promise.all([describeQueue(client, joinPath(lockPath, 'leases'), true), describeQueue(client, joinPath(lockPath, 'locks'), false)]);
     return { lockPath, kind: 'semaphore', holders: holders.all, waiters: queue.all };
   }
@@ -107,7 +110,7 @@ function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kin
 /** What a lock object's `participants()` answers: inspectLock, where a lock path not made yet (or reaped) has nobody, of the object's own `kind`. */
 export async function participantsOf(client: ZooKeeperClient, lockPath: string, kind: LockState['kind']): Promise<LockState> {
   try {
-    return await inspectLock(client, lockPath);
+    return await inspectLock(client, lockPath, { kind });
   } catch (error) {
     if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath, kind, holders: [], waiters: [] };
     throw error;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ZooKeeperClient } from '../../src/index.js';
+import { Mutex, Semaphore, ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 import { eventually } from '../support/wait.js';
 import type { CliRun } from './helpers/cli.js';
@@ -82,5 +82,31 @@ describe('zklock status, ls and release', () => {
     const missing = await runCli(['status', '/cli/nothing-here'], env);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /no lock at \/cli\/nothing-here/);
+  });
+
+  it('status takes a path for a semaphore only by the evidence ls and the ui go by: a folder named locks beside other locks is not one', async () => {
+    // A root of its own (chroot): `/` there holds a mutex at /locks, so /locks holds contender nodes of its own.
+    const root = '/cli-status-root';
+    await client.ensurePath(`${root}/app/locks`);
+    const rooted = { ZOOKEEPER_CONNECT: `${server.connectString}${root}` };
+    await using rootHolder = await new Mutex(client, `${root}/locks`).acquire();
+    // And a mutex whose own path also holds a folder named locks (other locks kept under it).
+    await using appHolder = await new Mutex(client, `${root}/app`, { ownerId: 'app-holder' }).acquire();
+    await using leaseA = await new Semaphore(client, `${root}/sem`, 3, { ownerId: 'sem-a' }).acquire();
+    await using leaseB = await new Semaphore(client, `${root}/sem`, 3, { ownerId: 'sem-b' }).acquire();
+
+    const status = async (path: string): Promise<{ holders: string[]; waiters: string[] }> => {
+      const result = await runCli(['status', '--json', path], rooted);
+      assert.equal(result.code, 0, result.stderr);
+      const state = JSON.parse(result.stdout) as { holders: { node: string }[]; waiters: { node: string }[] };
+      return { holders: state.holders.map((c) => c.node), waiters: state.waiters.map((c) => c.node) };
+    };
+    // Before, `/` was read as a semaphore with /locks as its queue: the holder of /locks showed as a waiter of `/`.
+    assert.deepEqual(await status('/'), { holders: [], waiters: [] }, '/ is no lock: its locks child is a lock of its own');
+    const text = await runCli(['status', '/'], rooted);
+    assert.match(text.stdout, /^\/: free \(no holders, no waiters\)$/m);
+    assert.deepEqual(await status('/app'), { holders: [appHolder.node.slice(root.length)], waiters: [] }, 'the mutex at /app, beside its locks folder');
+    assert.deepEqual(await status('/locks'), { holders: [rootHolder.node.slice(root.length)], waiters: [] });
+    assert.deepEqual((await status('/sem')).holders.sort(), [leaseA.node, leaseB.node].map((n) => n.slice(root.length)).sort(), 'a semaphore is still one');
   });
 });

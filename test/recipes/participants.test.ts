@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease, LockState, ZooKeeperClient } from '../../src/index.js';
-import { MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, parseContender } from '../../src/index.js';
+import { MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, inspectLock, parseContender } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture } from './fixtures.js';
@@ -55,6 +55,21 @@ describe('participants() on every lock, isAcquiredInThisProcess()', () => {
     );
     for (const acquired of pending) await (await acquired).release();
     assert.deepEqual(await mutex.participants(), { lockPath: path, kind: 'queue', holders: [], waiters: [] });
+  });
+
+  it('a lock path that also holds a folder named locks: participants() reads it as the lock it is; inspectLock as told by its kind', async () => {
+    const path = '/p/with-locks-folder';
+    await zk.admin.ensurePath(`${path}/locks`);
+    const client = await zk.client();
+    const mutex = new Mutex(client, path);
+    await using lease = await mutex.acquire({ timeout: ROUND_TRIPS_MS });
+    const held = { holders: [lease.node.slice(path.length + 1)], waiters: [] };
+    const state = await mutex.participants();
+    assert.equal(state.kind, 'queue', 'a mutex knows it is no semaphore');
+    assert.deepEqual(names(state), held);
+    assert.deepEqual(names(await inspectLock(client, path, { kind: 'queue' })), held);
+    // Without a kind, a locks child still reads as a semaphore (whose queue is empty here): the guess the kind overrides.
+    assert.equal((await inspectLock(client, path)).kind, 'semaphore');
   });
 
   it('ReadWriteLock: readers share the hold, the writer and the reader behind it wait, in queue order', async () => {

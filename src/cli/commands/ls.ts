@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { ZooKeeperClient } from '../../index.js';
+import type { LockState, ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, inspectLock, joinPath, parseContender } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
@@ -76,8 +76,9 @@ async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number
       }
       throw error;
     }
-    if (children.some((c) => parseContender(c) !== undefined) || (await isSemaphore(client, path, children, signal))) {
-      found.push(await summarize(client, path));
+    const semaphore = await isSemaphore(client, path, children, signal);
+    if (semaphore || children.some((c) => parseContender(c) !== undefined)) {
+      found.push(await summarize(client, path, semaphore ? 'semaphore' : 'queue'));
       continue;
     }
     for (const child of children.sort()) {
@@ -88,8 +89,8 @@ async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number
   return found.sort((a, b) => a.lockPath.localeCompare(b.lockPath));
 }
 
-async function summarize(client: ZooKeeperClient, lockPath: string): Promise<LockSummary> {
-  const state = await inspectLock(client, lockPath);
+async function summarize(client: ZooKeeperClient, lockPath: string, kind: LockState['kind']): Promise<LockSummary> {
+  const state = await inspectLock(client, lockPath, { kind });
   const first = state.holders[0];
   return {
     lockPath,

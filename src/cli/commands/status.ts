@@ -6,6 +6,7 @@ import { addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { contenderJson, contenderRow, table } from '../contender-format.js';
 import { parseZnodePath } from '../parse-values.js';
+import { lockLayoutAt } from '../semaphore-layout.js';
 
 interface StatusFlags extends ConnectionFlags {
   json?: boolean;
@@ -30,7 +31,8 @@ export function statusCommand(): Command {
     process.exitCode = await withClient(flags, async (client) => {
       let state;
       try {
-        state = await inspectLock(client, lockPath);
+        // As ls and the ui tell: a `locks` child alone does not make a semaphore (see isSemaphore).
+        state = await inspectLock(client, lockPath, { kind: await lockLayoutAt(client, lockPath) });
       } catch (error) {
         if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new CliError(`no lock at ${lockPath}`, EXIT.FAILURE);
         throw error;

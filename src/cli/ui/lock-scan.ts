@@ -105,9 +105,9 @@ export async function classify(client: ZooKeeperClient, path: string, parts: Sem
 async function classifyListing(client: ZooKeeperClient, path: string, children: string[], ephemeral: boolean, known?: LockKind): Promise<ScannedLock | undefined> {
   const name = baseName(path);
   try {
-    if (await isSemaphore(client, path, children)) return { state: await inspectLock(client, path), kind: 'semaphore' };
+    if (await isSemaphore(client, path, children)) return { state: await inspectLock(client, path, { kind: 'semaphore' }), kind: 'semaphore' };
     if (children.some((c) => parseContender(c) !== undefined) || (known && known !== 'simple' && children.length === 0)) {
-      const state = await inspectLock(client, path);
+      const state = await inspectLock(client, path, { kind: 'queue' });
       // A free lock keeps the kind it was seen with: its empty queue no longer tells.
       return { state, kind: state.holders.length + state.waiters.length === 0 && known ? known : queueKind(state) };
     }
