@@ -463,4 +463,27 @@ describe('zklock ui in a real browser', () => {
     await Promise.all([(await queued).release(), other.release(), after.release()]);
     await page.close();
   });
+
+  it('sets its watch when the connection drops before the first addWatch is answered', async () => {
+    const ADD_WATCH = 106;
+    const root = '/ui/race';
+    await admin.ensurePath(root);
+    let cutAt: number | undefined;
+    // The first addWatch never reaches the server: its connection is reset with the request in flight.
+    const cut = await proxy(({ opcode, connection }) => {
+      if (opcode !== ADD_WATCH || cutAt !== undefined) return 'forward';
+      cutAt = connection.id;
+      return 'reset';
+    });
+    const { url } = await startUi(root, '--connect', cut.connectString);
+    const page = await open(url);
+    await eventually(() => cutAt !== undefined, ROUND_TRIPS_MS, 'the first addWatch cut');
+    await page.locator('#connection[data-state="connected"][data-mode="watch"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    await eventually(() => cut.connections.length > 0 && cut.connections.every((c) => c.id !== cutAt), ROUND_TRIPS_MS, 'the ui on a new connection');
+    await eventually(async () => (await sessionsWatching(root)).length === 1, ROUND_TRIPS_MS, 'the watch set on the server');
+    const lease = await new Mutex(await client(), `${root}/after`, { ownerId: 'after-reconnect' }).acquire();
+    await shows(page, `${root}/after`, ['after-reconnect'], [], 'a lock taken after the reconnect');
+    await lease.release();
+    await page.close();
+  });
 });
