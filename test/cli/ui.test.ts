@@ -486,4 +486,24 @@ describe('zklock ui in a real browser', () => {
     await lease.release();
     await page.close();
   });
+
+  it('polls a server without persistent watches (a 3.5 server played by the proxy) and shows changes', async () => {
+    const root = '/ui/poll';
+    const held = await new Mutex(await client(), `${root}/first`, { ownerId: 'before' }).acquire();
+    // ZooKeeper 3.5 knows none of 3.6's operations (getEphemerals 103 to whoAmI 107): it answers UNIMPLEMENTED and closes the connection.
+    const old = await proxy(({ opcode }) => (opcode >= 103 && opcode <= 107 ? { error: -6, close: true } : 'forward'));
+    const { url } = await startUi(root, '--connect', old.connectString);
+    const page = await open(url);
+    await shows(page, `${root}/first`, ['before'], [], 'the lock read at start');
+    await page.locator('#connection[data-state="connected"][data-mode="poll"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    assert.match(await statusLine(page), /^Connected · polling every second \(this server has no persistent watches\)$/);
+    const lease = await new Mutex(await client(), `${root}/later`, { ownerId: 'polled' }).acquire();
+    await held.release();
+    // A poll a second: a change shows within a round of reads, whatever the load.
+    await shows(page, `${root}/later`, ['polled'], [], 'a lock taken while polling');
+    await shows(page, `${root}/first`, [], [], 'a release seen while polling');
+    assert.deepEqual(await sessionsWatching(root), [], 'no watch on the server');
+    await lease.release();
+    await page.close();
+  });
 });
