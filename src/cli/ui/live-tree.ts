@@ -135,7 +135,8 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
       watch.on((event) => this.onEvent(event));
       this.watch = watch;
     } catch (error) {
-      // A 3.5 server answers UNIMPLEMENTED; older ones drop the connection on an op they do not know.
+      // A 3.5 server answers UNIMPLEMENTED and closes the connection (the read below then fails: the poll reads after
+      // the reconnect); older ones drop the connection on an op they do not know.
       if (!isZooKeeperError(error, 'UNIMPLEMENTED') && !isZooKeeperError(error, 'MARSHALLINGERROR')) throw error;
       this.pollTimer = setInterval(() => this.rescan(), POLL_MS);
     }
