@@ -436,7 +436,7 @@ describe('zklock ui in a real browser', () => {
     // Connected ones up to the first live one, each once (a reconnect on the way may show one twice).
     const connected = seen.slice(0, seen.findIndex((entry) => entry.startsWith('connected/watch/')) + 1).filter((entry) => entry.startsWith('connected/'));
     assert.deepEqual([...new Set(connected)], ['connected/starting/early', 'connected/watch/during'], `statuses shown: ${seen.join(', ')}`);
-    assert.match(await statusLine(page), /^Connected · live/);
+    assert.equal(await statusLine(page), 'Connected · live (one persistent recursive watch)');
     await shows(page, `${root}/job`, ['during'], ['queued'], 'the handoff and the waiter made during the outage');
     await shows(page, `${root}/made-during`, ['other'], [], 'the lock made during the outage');
     // One watch on the root, on a session that is not the expired one (the server's word).
@@ -481,6 +481,8 @@ describe('zklock ui in a real browser', () => {
     await page.locator('#connection[data-state="connected"][data-mode="watch"]').waitFor({ timeout: ROUND_TRIPS_MS });
     await eventually(() => cut.connections.length > 0 && cut.connections.every((c) => c.id !== cutAt), ROUND_TRIPS_MS, 'the ui on a new connection');
     await eventually(async () => (await sessionsWatching(root)).length === 1, ROUND_TRIPS_MS, 'the watch set on the server');
+    // The failed first read's error is gone with the read that succeeded.
+    assert.equal(await statusLine(page), 'Connected · live (one persistent recursive watch)');
     const lease = await new Mutex(await client(), `${root}/after`, { ownerId: 'after-reconnect' }).acquire();
     await shows(page, `${root}/after`, ['after-reconnect'], [], 'a lock taken after the reconnect');
     await lease.release();
@@ -503,6 +505,11 @@ describe('zklock ui in a real browser', () => {
     await shows(page, `${root}/later`, ['polled'], [], 'a lock taken while polling');
     await shows(page, `${root}/first`, [], [], 'a release seen while polling');
     assert.deepEqual(await sessionsWatching(root), [], 'no watch on the server');
+    // A page opened now is told the same from the start.
+    const late = await open(url);
+    await late.locator('#connection[data-state="connected"][data-mode="poll"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    await shows(late, `${root}/later`, ['polled'], [], 'the lock, on a page opened while polling');
+    await late.close();
     await lease.release();
     await page.close();
   });
