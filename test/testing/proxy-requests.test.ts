@@ -33,7 +33,7 @@ describe('FaultProxy onRequest, against a real server', { timeout: 6 * ROUND_TRI
     await client.create('/proxy-requests-before', 'x');
     await assert.rejects(client.addWatch('/', { recursive: true }), (error: unknown) => isZooKeeperError(error, 'UNIMPLEMENTED'));
     // The connection closed after the answer: the client is on a second one, same session.
-    await eventually(() => proxy.stats().totalConnections === 2, ROUND_TRIPS_MS, 'a second connection');
+    await eventually(() => proxy.stats().totalConnections >= 2, ROUND_TRIPS_MS, 'a second connection');
     await client.waitForConnected({ timeout: ROUND_TRIPS_MS });
     assert.equal(client.sessionId, session);
     assert.equal((await client.getData('/proxy-requests-before')).data.toString(), 'x');
