@@ -6,6 +6,7 @@ import { LOOPBACK } from './loopback-ports.js';
 import { DIRECTIONS, directionsOf, ProxyConnection } from './proxy-connection.js';
 import type { ProxyChunkEvent } from './proxy-connection.js';
 import type { Direction, DirectionSelector } from './proxy-flow.js';
+import type { RequestDecider } from './request-filter.js';
 
 /** Where a {@link FaultProxy} forwards to. */
 export interface FaultProxyOptions {
@@ -19,6 +20,14 @@ export interface FaultProxyOptions {
    * (e.g. to rewrite a handshake split over several chunks). Default: bytes pass unchanged.
    */
   readonly rewriteUpstream?: () => (chunk: Buffer) => Buffer;
+  /**
+   * Called for every client request (after `rewriteUpstream`) on a plain connection to a
+   * ZooKeeper server; its verdict forwards the request, resets the connection with the request in
+   * flight, or answers it with an error the server never made, e.g. to play a server that does not
+   * know an operation (see {@link RequestVerdict}). Bytes that are not ZooKeeper's framing (TLS,
+   * four-letter words) pass untouched. Default: every request is forwarded, unparsed.
+   */
+  readonly onRequest?: RequestDecider;
 }
 
 /** Counters over the proxy's whole life (closed connections included). */
@@ -71,6 +80,7 @@ export class FaultProxy {
   readonly #server: Server;
   readonly #target: { readonly host: string; readonly port: number };
   readonly #rewriteUpstream: FaultProxyOptions['rewriteUpstream'];
+  readonly #onRequest: FaultProxyOptions['onRequest'];
   readonly #connections = new Set<ProxyConnection>();
   readonly #listeners = new Set<(event: ProxyChunkEvent) => void>();
   readonly #blackholed: Record<Direction, boolean> = { upstream: false, downstream: false };
@@ -86,6 +96,7 @@ export class FaultProxy {
     this.port = port;
     this.#target = { host: options.targetHost ?? LOOPBACK, port: options.targetPort };
     this.#rewriteUpstream = options.rewriteUpstream;
+    this.#onRequest = options.onRequest;
     server.on('connection', (socket: Socket) => this.#accept(socket));
   }
 
@@ -130,6 +141,7 @@ export class FaultProxy {
       report: (event) => this.#report(event),
       closed: (closed) => this.#connections.delete(closed),
       rewriteUpstream: this.#rewriteUpstream,
+      onRequest: this.#onRequest,
     });
     this.#connections.add(connection);
   }

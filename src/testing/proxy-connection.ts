@@ -2,6 +2,8 @@ import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { ProxyFlow } from './proxy-flow.js';
 import type { Direction, DirectionSelector, FlowFaults } from './proxy-flow.js';
+import { RequestFilter } from './request-filter.js';
+import type { RequestDecider } from './request-filter.js';
 
 /** Reported for every chunk a {@link FaultProxy} forwarded (once handed to the kernel) or black-holed. */
 export interface ProxyChunkEvent {
@@ -22,6 +24,8 @@ export interface ProxyConnectionHooks {
   readonly closed: (connection: ProxyConnection) => void;
   /** Makes this connection's rewrite of client → server bytes, if the proxy has one. */
   readonly rewriteUpstream?: (() => (chunk: Buffer) => Buffer) | undefined;
+  /** Decides the fate of each request on this connection, if the proxy has such a decider. */
+  readonly onRequest?: RequestDecider | undefined;
 }
 
 /** Both directions, upstream first. */
@@ -51,6 +55,7 @@ export class ProxyConnection {
     this.#client = client;
     this.#server = connect({ host: target.host, port: target.port, allowHalfOpen: true });
     this.#server.unref();
+    const filter = hooks.onRequest && new RequestFilter(this, hooks.onRequest);
     const flow = (direction: Direction, source: Socket, destination: Socket, makeRewrite?: () => (chunk: Buffer) => Buffer): ProxyFlow => {
       const result: ProxyFlow = new ProxyFlow(
         source,
@@ -59,15 +64,27 @@ export class ProxyConnection {
           const shared = hooks.faults(direction);
           return { ...shared, blackholed: shared.blackholed || this.#blackholed[direction] };
         },
-        ({ chunk, dropped }) =>
-          hooks.report({ connection: this, direction, chunk, dropped, forwardedBytes: result.forwardedBytes }),
+        ({ chunk, dropped }) => {
+          hooks.report({ connection: this, direction, chunk, dropped, forwardedBytes: result.forwardedBytes });
+          // A refused request's reply that closes the connection is out (or dropped): close it now, as the server would have.
+          const closeAfter = direction === 'downstream' ? filter?.closeAfter : undefined;
+          if (closeAfter !== undefined && result.forwardedBytes + result.droppedBytes >= closeAfter) this.destroy();
+        },
         makeRewrite,
       );
       return result;
     };
+    const { rewriteUpstream } = hooks;
+    // The caller's rewrite first: the filter judges the requests as the server would get them.
+    const upstream = filter
+      ? () => {
+          const rewrite = rewriteUpstream?.();
+          return (chunk: Buffer) => filter.upstream(rewrite ? rewrite(chunk) : chunk);
+        }
+      : rewriteUpstream;
     this.#flows = {
-      upstream: flow('upstream', this.#client, this.#server, hooks.rewriteUpstream),
-      downstream: flow('downstream', this.#server, this.#client),
+      upstream: flow('upstream', this.#client, this.#server, upstream),
+      downstream: flow('downstream', this.#server, this.#client, filter && (() => (chunk: Buffer) => filter.downstream(chunk))),
     };
     const watchClose = (socket: Socket, other: Socket, towardOther: ProxyFlow): void => {
       // Errors reach us as 'close' with hadError; without a listener they would crash the process.

@@ -9,7 +9,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import type { Lease } from '../../src/index.js';
 import { Mutex, Perms, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperClient } from '../../src/index.js';
-import { ZooKeeperServer } from '../../src/testing/index.js';
+import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
+import type { RequestDecider } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, harnessBound, sessionBound } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { launchBrowser } from './helpers/browser.js';
@@ -27,6 +28,7 @@ describe('zklock ui in a real browser', () => {
   let browser: Browser;
   const clients: ZooKeeperClient[] = [];
   const runs: CliRun[] = [];
+  const proxies: FaultProxy[] = [];
 
   before(async () => {
     server = await ZooKeeperServer.start();
@@ -37,11 +39,31 @@ describe('zklock ui in a real browser', () => {
   after(async () => {
     for (const run of runs) run.child.kill('SIGKILL');
     await browser?.close();
+    for (const p of proxies) await p.close();
     for (const client of clients) await client.close();
     await admin?.close();
     await server?.stop();
     rmSync(TEMP, { recursive: true, force: true });
   });
+
+  /** A proxy between a ui and the server, for faults on the ui's connection only; closed after the tests. */
+  async function proxy(onRequest?: RequestDecider): Promise<FaultProxy> {
+    const p = await FaultProxy.start({ targetPort: server.port, ...(onRequest ? { onRequest } : {}) });
+    proxies.push(p);
+    return p;
+  }
+
+  /** The sessions the server holds a watch on `path` for, by its own list (four-letter word `wchp`: each path, then its sessions indented). */
+  async function sessionsWatching(path: string): Promise<string[]> {
+    const text = await server.fourLetterWord('wchp');
+    const block = text.split(/^(?=\S)/m).find((b) => b.split('\n')[0]!.trim() === path);
+    return block ? block.split('\n').slice(1).map((line) => line.trim()).filter(Boolean) : [];
+  }
+
+  /** The status line's words. */
+  async function statusLine(page: Page): Promise<string> {
+    return (await page.locator('#connection').textContent()) ?? '';
+  }
 
   async function client(): Promise<ZooKeeperClient> {
     const c = await ZooKeeperClient.connect(server.connectString);
@@ -365,6 +387,129 @@ describe('zklock ui in a real browser', () => {
     await eventually(async () => /^\t\/ui\/outage$/m.test(await server.fourLetterWord('wchc')), harnessBound(1), 'the watch set again on the returned server');
     const lease = await new Mutex(await client(), '/ui/outage/after', { ownerId: 'back-again' }).acquire();
     await shows(page, '/ui/outage/after', ['back-again'], [], 'a lock taken after the outage');
+    await lease.release();
+    await page.close();
+  });
+  it('after an outage longer than its session: a new session with one new watch, the tree read again, said on the page, and every change shown', async () => {
+    const EXPIRY_SESSION_MS = 2000;
+    const root = '/ui/expiry';
+    const early = await new Mutex(await client(), `${root}/job`, { ownerId: 'early' }).acquire();
+    const cut = await proxy();
+    const { url } = await startUi(root, '--connect', cut.connectString, '--session-timeout', `${EXPIRY_SESSION_MS}ms`);
+    const page = await open(url);
+    await shows(page, `${root}/job`, ['early'], [], 'the holder before the outage');
+    await page.locator('#connection[data-mode="watch"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    await eventually(async () => (await sessionsWatching(root)).length === 1, ROUND_TRIPS_MS, 'the ui\'s watch on the root');
+    const [first] = await sessionsWatching(root);
+
+    // A partition (no FIN, no RST) longer than the session: the server expires it, the ui's client concludes it has.
+    cut.blackhole();
+    await eventually(async () => !(await server.fourLetterWord('cons')).includes(`sid=${first}`) && (await sessionsWatching(root)).length === 0, sessionBound(EXPIRY_SESSION_MS), 'the server expired the ui\'s session');
+    await page.locator('#connection[data-state="expired"]').waitFor({ timeout: sessionBound(EXPIRY_SESSION_MS) });
+    assert.match(await statusLine(page), /^Session expired at .*: starting a new one; showing the last known state/);
+    // Changes while the ui cannot see: a handoff, a waiter, a new lock.
+    const during = new Mutex(await client(), `${root}/job`, { ownerId: 'during' }).acquire();
+    await eventually(async () => (await admin.getChildren(`${root}/job`)).children.length === 2);
+    await early.release();
+    const held = await during;
+    const queued = new Mutex(await client(), `${root}/job`, { ownerId: 'queued' }).acquire();
+    const other = await new Mutex(await client(), `${root}/made-during`, { ownerId: 'other' }).acquire();
+    await eventually(async () => (await admin.getChildren(`${root}/job`)).children.length === 2);
+    await shows(page, `${root}/job`, ['early'], [], 'the last known state while away');
+
+    // Every status the page shows from here on, with the holder it shows beside it at that moment.
+    await page.evaluate((lock) => {
+      type El = { dataset: Record<string, string>; textContent: string | null };
+      const doc = (globalThis as unknown as { document: { getElementById(id: string): El; querySelector(s: string): El | null } }).document;
+      const line = doc.getElementById('connection');
+      const seen: string[] = [];
+      Object.assign(globalThis, { seenStatuses: seen });
+      new (globalThis as unknown as { MutationObserver: new (f: () => void) => { observe(n: El, o: object): void } }).MutationObserver(() => {
+        const entry = `${line.dataset.state}/${line.dataset.mode}/${doc.querySelector(`section[data-path="${lock}"] tr.holder td.owner`)?.textContent ?? ''}`;
+        if (seen.at(-1) !== entry) seen.push(entry);
+      }).observe(line, { attributes: true });
+    }, `${root}/job`);
+    cut.passThrough();
+    await page.locator('#connection[data-state="connected"][data-mode="watch"]').waitFor({ timeout: sessionBound(EXPIRY_SESSION_MS) });
+    // Not 'live' on the new session before its watch is set and the tree read again: until then it says it is reading.
+    const seen = await page.evaluate(() => (globalThis as unknown as { seenStatuses: string[] }).seenStatuses);
+    // Connected ones up to the first live one, each once (a reconnect on the way may show one twice).
+    const connected = seen.slice(0, seen.findIndex((entry) => entry.startsWith('connected/watch/')) + 1).filter((entry) => entry.startsWith('connected/'));
+    assert.deepEqual([...new Set(connected)], ['connected/starting/early', 'connected/watch/during'], `statuses shown: ${seen.join(', ')}`);
+    assert.equal(await statusLine(page), 'Connected · live (one persistent recursive watch)');
+    await shows(page, `${root}/job`, ['during'], ['queued'], 'the handoff and the waiter made during the outage');
+    await shows(page, `${root}/made-during`, ['other'], [], 'the lock made during the outage');
+    // One watch on the root, on a session that is not the expired one (the server's word).
+    await eventually(async () => (await sessionsWatching(root)).length === 1, ROUND_TRIPS_MS, 'the new session\'s watch');
+    const [second] = await sessionsWatching(root);
+    assert.notEqual(second, first, 'the watch is on a new session');
+    const after = await new Mutex(await client(), `${root}/made-after`, { ownerId: 'after' }).acquire();
+    await shows(page, `${root}/made-after`, ['after'], [], 'a lock made after the outage');
+    await held.release();
+    await shows(page, `${root}/job`, ['queued'], [], 'a handoff after the outage');
+
+    // The page against an independent read of the server: the same locks, the same contender nodes.
+    const truth = new Map<string, string[]>();
+    for (const lock of (await admin.getChildren(root)).children) {
+      truth.set(`${root}/${lock}`, (await admin.getChildren(`${root}/${lock}`)).children.map((n) => `${root}/${lock}/${n}`).sort());
+    }
+    const shown = new Map<string, string[]>();
+    for (const section of await page.locator(`section[data-path^="${root}/"]`).all()) {
+      const path = (await section.getAttribute('data-path')) ?? '';
+      shown.set(path, (await section.locator('tr[data-node]').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { node: string } }).dataset.node))).sort());
+    }
+    assert.deepEqual([...shown].sort(), [...truth].sort());
+    assert.deepEqual(await sessionsWatching(root), [second], 'still one watch, on one session');
+    await Promise.all([(await queued).release(), other.release(), after.release()]);
+    await page.close();
+  });
+
+  it('sets its watch when the connection drops before the first addWatch is answered', async () => {
+    const ADD_WATCH = 106;
+    const root = '/ui/race';
+    await admin.ensurePath(root);
+    let cutAt: number | undefined;
+    // The first addWatch never reaches the server: its connection is reset with the request in flight.
+    const cut = await proxy(({ opcode, connection }) => {
+      if (opcode !== ADD_WATCH || cutAt !== undefined) return 'forward';
+      cutAt = connection.id;
+      return 'reset';
+    });
+    const { url } = await startUi(root, '--connect', cut.connectString);
+    const page = await open(url);
+    await eventually(() => cutAt !== undefined, ROUND_TRIPS_MS, 'the first addWatch cut');
+    await page.locator('#connection[data-state="connected"][data-mode="watch"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    await eventually(() => cut.connections.length > 0 && cut.connections.every((c) => c.id !== cutAt), ROUND_TRIPS_MS, 'the ui on a new connection');
+    await eventually(async () => (await sessionsWatching(root)).length === 1, ROUND_TRIPS_MS, 'the watch set on the server');
+    // The failed first read's error is gone with the read that succeeded.
+    assert.equal(await statusLine(page), 'Connected · live (one persistent recursive watch)');
+    const lease = await new Mutex(await client(), `${root}/after`, { ownerId: 'after-reconnect' }).acquire();
+    await shows(page, `${root}/after`, ['after-reconnect'], [], 'a lock taken after the reconnect');
+    await lease.release();
+    await page.close();
+  });
+
+  it('polls a server without persistent watches (a 3.5 server played by the proxy) and shows changes', async () => {
+    const root = '/ui/poll';
+    const held = await new Mutex(await client(), `${root}/first`, { ownerId: 'before' }).acquire();
+    // ZooKeeper 3.5 knows none of 3.6's operations (getEphemerals 103 to whoAmI 107): it answers UNIMPLEMENTED and closes the connection.
+    const old = await proxy(({ opcode }) => (opcode >= 103 && opcode <= 107 ? { error: -6, close: true } : 'forward'));
+    const { url } = await startUi(root, '--connect', old.connectString);
+    const page = await open(url);
+    await shows(page, `${root}/first`, ['before'], [], 'the lock read at start');
+    await page.locator('#connection[data-state="connected"][data-mode="poll"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    assert.match(await statusLine(page), /^Connected · polling every second \(this server has no persistent watches\)$/);
+    const lease = await new Mutex(await client(), `${root}/later`, { ownerId: 'polled' }).acquire();
+    await held.release();
+    // A poll a second: a change shows within a round of reads, whatever the load.
+    await shows(page, `${root}/later`, ['polled'], [], 'a lock taken while polling');
+    await shows(page, `${root}/first`, [], [], 'a release seen while polling');
+    assert.deepEqual(await sessionsWatching(root), [], 'no watch on the server');
+    // A page opened now is told the same from the start.
+    const late = await open(url);
+    await late.locator('#connection[data-state="connected"][data-mode="poll"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    await shows(late, `${root}/later`, ['polled'], [], 'the lock, on a page opened while polling');
+    await late.close();
     await lease.release();
     await page.close();
   });

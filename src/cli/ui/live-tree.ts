@@ -9,7 +9,11 @@ import { SCAN_PARALLELISM, SemaphoreCheck, affectedPaths, classify, scanTree, se
 /** What the page shows about the connection: the banner, and how changes reach us. */
 export interface TreeStatus {
   state: 'connected' | 'disconnected' | 'expired' | 'closed';
-  /** `watch`: one persistent recursive watch on the root; `poll`: the server knows no persistent watches (before 3.6), so the tree is read again every POLL_MS. */
+  /**
+   * `watch`: one persistent recursive watch on the root; `poll`: the server knows no persistent
+   * watches (before 3.6), so the tree is read again every POLL_MS; `starting`: the tree is being
+   * read on a new session (at start, after an expiry), so what the page shows may be old.
+   */
   mode: 'watch' | 'poll' | 'starting';
   /** When `state` last changed (ms since the epoch). */
   since: number;
@@ -63,7 +67,8 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
     super();
     this.offState = client.onState((event) => {
       if (event === 'suspended') this.setStatus({ state: 'disconnected' });
-      else if (event === 'expired') this.setStatus({ state: 'expired' });
+      // The watch died with the session: not live again until the next one has its own and the tree is read again.
+      else if (event === 'expired') this.setStatus({ state: 'expired', mode: 'starting' });
       else if (event === 'closed') this.setStatus({ state: 'closed' });
       else if (event === 'reconnected') {
         this.setStatus({ state: 'connected' });
@@ -129,11 +134,10 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
       const watch = await this.client.addWatch(this.root, { recursive: true, maxBuffered: Number.MAX_SAFE_INTEGER });
       watch.on((event) => this.onEvent(event));
       this.watch = watch;
-      this.setStatus({ mode: 'watch' });
     } catch (error) {
-      // A 3.5 server answers UNIMPLEMENTED; older ones drop the connection on an op they do not know.
+      // A 3.5 server answers UNIMPLEMENTED and closes the connection (the read below then fails: the poll reads after
+      // the reconnect); older ones drop the connection on an op they do not know.
       if (!isZooKeeperError(error, 'UNIMPLEMENTED') && !isZooKeeperError(error, 'MARSHALLINGERROR')) throw error;
-      this.setStatus({ mode: 'poll' });
       this.pollTimer = setInterval(() => this.rescan(), POLL_MS);
     }
     await this.scanAll();
@@ -178,8 +182,10 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
     });
     this.unreadable.clear();
     for (const path of unreadable) this.unreadable.add(path);
-    this.setStatus({ truncated, unreadable: this.unreadable.size, error: undefined });
+    // The tree first, then the word that it is live: a page never says so over what it read before.
     this.publish(change);
+    const mode = this.watch?.active ? 'watch' : this.pollTimer ? 'poll' : 'starting';
+    this.setStatus({ mode, truncated, unreadable: this.unreadable.size, error: undefined });
   }
 
   /**

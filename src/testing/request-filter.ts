@@ -1,0 +1,133 @@
+import type { ProxyConnection } from './proxy-connection.js';
+
+/** A client request seen by a {@link FaultProxy} with `onRequest` (the connect request is not one). */
+export interface ProxyRequest {
+  readonly connection: ProxyConnection;
+  /** The request's xid (negative for the client's own: ping -2, auth -4, setWatches -8). */
+  readonly xid: number;
+  /** ZooKeeper's opcode: create 1, getData 4, multi 14, addWatch 106, ... */
+  readonly opcode: number;
+}
+
+/**
+ * What becomes of one request:
+ * - `forward`: it goes on to the server;
+ * - `reset`: the connection is reset (TCP RST both ways) before the request, or anything that
+ *   came with it in the same read, reaches the server: the client loses the connection with the
+ *   request in flight;
+ * - `{ error }`: the server never sees it; the client gets a reply with that error code in its
+ *   place and order. With `close: true` the connection closes right after that reply, as
+ *   ZooKeeper 3.5 answers an operation it does not know (addWatch 106: UNIMPLEMENTED, -6).
+ */
+export type RequestVerdict = 'forward' | 'reset' | { readonly error: number; readonly close?: boolean };
+
+/** Decides each request's fate; called synchronously as the request passes. */
+export type RequestDecider = (request: ProxyRequest) => RequestVerdict;
+
+/** Longer than any frame a ZooKeeper peer sends: what starts with such a length is not ZooKeeper's framing (a TLS record, a four-letter word). */
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+const EXISTS = 3;
+const EMPTY: Buffer = Buffer.alloc(0);
+
+/**
+ * Splits one direction's bytes into ZooKeeper frames (a 4-byte length, then the payload), holding
+ * a partial frame until the rest comes. A stream that is not framed so is passed on untouched.
+ */
+class Frames {
+  #pending: Buffer = EMPTY;
+  #first = true;
+  #raw = false;
+
+  constructor(private readonly onFrame: (frame: Buffer, first: boolean) => Buffer) {}
+
+  push(chunk: Buffer): Buffer {
+    if (this.#raw) return chunk;
+    let data = this.#pending.length > 0 ? Buffer.concat([this.#pending, chunk]) : chunk;
+    const out: Buffer[] = [];
+    while (data.length >= 4) {
+      const length = data.readInt32BE(0);
+      if (length < 0 || length > MAX_FRAME_BYTES) {
+        this.#raw = true;
+        out.push(data);
+        data = EMPTY;
+        break;
+      }
+      if (data.length < 4 + length) break;
+      out.push(this.onFrame(data.subarray(0, 4 + length), this.#first));
+      this.#first = false;
+      data = data.subarray(4 + length);
+    }
+    this.#pending = data;
+    return out.length === 1 ? out[0]! : Buffer.concat(out);
+  }
+}
+
+/**
+ * A connection's requests put to `decide`. A refused request is replaced by `exists /` with the
+ * same xid, and that reply's body by the error: the server answers in order, so the client's
+ * replies stay in order too, and the error carries the server's real zxid.
+ */
+export class RequestFilter {
+  /** Downstream bytes (as rewritten) after which the connection is to close; set once a reply asked for it. */
+  closeAfter: number | undefined;
+  readonly #refused = new Map<number, { readonly error: number; readonly close?: boolean }>();
+  readonly #requests = new Frames((frame, first) => this.#request(frame, first));
+  readonly #replies = new Frames((frame, first) => this.#reply(frame, first));
+  #closing = false;
+  #emitted = 0;
+
+  constructor(
+    private readonly connection: ProxyConnection,
+    private readonly decide: RequestDecider,
+  ) {}
+
+  upstream(chunk: Buffer): Buffer {
+    return chunk.length === 0 ? chunk : this.#requests.push(chunk);
+  }
+
+  downstream(chunk: Buffer): Buffer {
+    const out = this.#replies.push(chunk);
+    this.#emitted += out.length;
+    if (this.#closing) this.closeAfter ??= this.#emitted;
+    return out;
+  }
+
+  #request(frame: Buffer, first: boolean): Buffer {
+    // The connect request has no header; a frame shorter than one is passed on for the server to judge.
+    if (first || frame.length < 12) return frame;
+    const xid = frame.readInt32BE(4);
+    const verdict = this.decide({ connection: this.connection, xid, opcode: frame.readInt32BE(8) });
+    if (verdict === 'forward') return frame;
+    if (verdict === 'reset') {
+      this.connection.reset();
+      return EMPTY;
+    }
+    this.#refused.set(xid, verdict);
+    // xid, opcode, path "/" (length 1), watch false.
+    const standIn = Buffer.alloc(18);
+    standIn.writeInt32BE(14, 0);
+    standIn.writeInt32BE(xid, 4);
+    standIn.writeInt32BE(EXISTS, 8);
+    standIn.writeInt32BE(1, 12);
+    standIn.write('/', 16, 'latin1');
+    standIn.writeUInt8(0, 17);
+    return standIn;
+  }
+
+  #reply(frame: Buffer, first: boolean): Buffer {
+    // Nothing after the reply the connection closes on: the server that closes sends no more.
+    if (this.#closing) return EMPTY;
+    // The connect response has no header; a reply header is xid, zxid, err (16 bytes).
+    if (first || frame.length < 20) return frame;
+    const xid = frame.readInt32BE(4);
+    const refused = this.#refused.get(xid);
+    if (refused === undefined) return frame;
+    this.#refused.delete(xid);
+    const reply = Buffer.alloc(20);
+    reply.writeInt32BE(16, 0);
+    frame.copy(reply, 4, 4, 16);
+    reply.writeInt32BE(refused.error, 16);
+    this.#closing = refused.close === true;
+    return reply;
+  }
+}
