@@ -81,7 +81,7 @@ export async function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
   } catch (error) {
     // Requests bounded by the deadline reject with the client's ABORTED when it passes, wherever
     // they were: every lock rejects with the deadline's own LockError (LOCK_TIMEOUT or ABORTED).
-    throw o.deadline.expired ? (o.deadline.signal.reason as LockError) : error;
+    throw o.deadline.failure(error);
   }
 }
 

@@ -98,7 +98,7 @@ export class MultiLock {
     } catch (error) {
       await releaseAll(taken);
       // The deadline's own error (LOCK_TIMEOUT or ABORTED) rather than the inner lock's echo of it.
-      throw deadline.expired ? (deadline.signal.reason as Error) : error;
+      throw deadline.failure(error);
     } finally {
       deadline.dispose();
     }

@@ -86,7 +86,7 @@ export class Semaphore {
         }
       }
     } catch (error) {
-      throw deadline.expired ? (deadline.signal.reason as Error) : error;
+      throw deadline.failure(error);
     } finally {
       deadline.dispose();
     }
