@@ -333,6 +333,21 @@ describe('fair mutex', () => {
       waiting.push(new Mutex(clients[i]!, path).acquire({ timeout: WAITER_TIMEOUT_MS }));
       await eventually(async () => (await zk.children(path)).length === i + 1, ROUND_TRIPS_MS, `waiter ${i} queued`);
     }
+    // Every waiter's watches (the node ahead, and for a lookahead the node two ahead) are on the
+    // server before the first release: a watch asked for once its node is gone reads it gone with
+    // no event, and the wake-ups awaited below would never come (a busy machine can take that long).
+    const queue = (await zk.children(path)).map((name) => `${path}/${name}`).sort((a, b) => seqOf(a) - seqOf(b));
+    await eventually(
+      async () => {
+        for (let i = 1; i < 5; i++) {
+          const watched = await serverWatches(zk.server, clients[i]!.sessionId);
+          if (!watched.includes(queue[i - 1]!) || (i >= 2 && !watched.includes(queue[i - 2]!))) return false;
+        }
+        return true;
+      },
+      ROUND_TRIPS_MS,
+      'every waiter watches the node ahead of it and the one two ahead',
+    );
     const afterRelease: string[][] = [];
     for (let i = 1; i < 5; i++) {
       // Waiter i heard of the deletion of the node two ahead (its lookahead), and sent what it
