@@ -5,8 +5,9 @@ import type { AcquireMessage, LeaseMessage, LostMessage, ReleaseMessage, Request
 import { MultiLock, Mutex, ReadWriteLock, Semaphore, SimpleLock, acquireChannel, lostChannel, releaseChannel, requestChannel, requestRevocation, revocationChannel } from '../../src/index.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { channelLog } from '../support/channel-log.js';
+import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture, isLockError, sleep } from './fixtures.js';
+import { RecipeFixture, isLockError, seqOf, sleep } from './fixtures.js';
 
 const hex = (id: bigint): string => `0x${id.toString(16)}`;
 const under = (root: string) => (m: { lockPath: string }): boolean => m.lockPath.startsWith(root);
@@ -81,6 +82,11 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     const { client, proxy } = await zk.viaProxy({ sessionTimeout: 1200 });
     const third = new Mutex(client, '/dg/requeue').acquire({ timeout: 4 * sessionBound(client.sessionTimeout) });
     await eventually(async () => (await zk.children('/dg/requeue')).length === 3, ROUND_TRIPS_MS, 'the third queued, two ahead');
+    // Its first listing answered before the cut: it watches the second's node only after reading
+    // that listing. A node on the server is not enough: a listing still on its way when the cut
+    // began is lost, and the first listing came after the second gave up (one ahead).
+    const [, secondNode] = (await zk.children('/dg/requeue')).map((name) => `/dg/requeue/${name}`).sort((a, b) => seqOf(a) - seqOf(b));
+    await eventually(async () => (await serverWatches(zk.server, client.sessionId)).includes(secondNode!), ROUND_TRIPS_MS, 'the third watches the second');
     // Cut off until the server expires its session; the second gives up meanwhile: queued again, it has one ahead.
     proxy.blackhole('both');
     giveUp.abort();
