@@ -110,11 +110,15 @@ describe('fair mutex under load', () => {
       return lease && `0x${lease.sessionId.toString(16)}`;
     };
     const wakeCount = (): number => watched.events.filter((event) => owner(event.path) !== event.sessionId).length;
-    // The last waiter waits for 49 handoffs, each bounded by ROUND_TRIPS_MS below.
-    const waiting = Array.from({ length: 50 }, (_, i) =>
-      new Mutex(sessions[i % sessions.length]!, lockPath).acquire({ timeout: 50 * ROUND_TRIPS_MS }).then((lease) => void acquired.push(lease)),
-    );
-    await eventually(async () => (await zk.children(lockPath)).length === 51, ROUND_TRIPS_MS, '50 waiters queued');
+    // The last waiter waits for 49 handoffs, each bounded by ROUND_TRIPS_MS below. Queued one at a
+    // time, so that the queue goes round the sessions: started all at once, one session's creates
+    // could reach the server in a row (a busy machine did that: 9 of them), and a waiter behind one
+    // of its own session's nodes hears of its release in that session's own-node notification.
+    const waiting: Promise<void>[] = [];
+    for (let i = 0; i < 50; i++) {
+      waiting.push(new Mutex(sessions[i % sessions.length]!, lockPath).acquire({ timeout: 50 * ROUND_TRIPS_MS }).then((lease) => void acquired.push(lease)));
+      await eventually(async () => (await zk.children(lockPath)).length === i + 2, ROUND_TRIPS_MS, `waiter ${i} queued`);
+    }
     const state = await inspectLock(zk.admin, lockPath);
     const queued = state.waiters.map((w) => w.seq);
     // Every waiter's watch on the node ahead of it is on the server before anything is released: a
