@@ -217,6 +217,8 @@ describe('simple lock, read/write lock, multi-lock, semaphore', () => {
       assert.equal((await zk.children('/s/sem/any/leases')).length, 2, 'tryAcquire left no lease node');
       await zk.assertNoNodes('/s/sem/any/locks', 'tryAcquire left no queue node');
       const waiting = track(sems[2]!.acquire({ timeout: WAITER_TIMEOUT_MS }));
+      // Queued before the inspection below lists it: 200 ms is no bound for a create on a busy machine.
+      await eventually(async () => (await zk.children('/s/sem/any/locks')).length === 1, ROUND_TRIPS_MS, 'the waiter queued');
       await sleep(200);
       assert.equal(waiting.settled, false);
       const state = await inspectLock(zk.admin, '/s/sem/any');
