@@ -12,7 +12,8 @@ const PINNED_SESSION_MS = 20_000;
 
 async function mode(member: EnsembleMember): Promise<string> {
   try {
-    return (await member.status({ timeoutMs: 1_000 }))?.mode ?? 'not serving';
+    // A round trip's bound: a busy machine's JVM can take over a second to answer, which read as 'silent'.
+    return (await member.status({ timeoutMs: ROUND_TRIPS_MS }))?.mode ?? 'not serving';
   } catch {
     return 'silent';
   }
@@ -46,7 +47,9 @@ describe('ZooKeeperEnsemble with link proxies', { timeout: harnessBound(8) }, ()
     await eventually(async () => (newLeader = await ensemble.leader()) !== oldLeader, harnessBound(1), 'a new leader');
     t.diagnostic(`new leader ${newLeader.id} after ${(performance.now() - cutAt).toFixed(0)} ms`);
     assert.notEqual(newLeader.id, oldLeader.id);
-    assert.notEqual(await mode(oldLeader), 'leader');
+    // It steps down on its own clock (syncLimit ticks without its followers), the others elect on
+    // theirs: on a busy machine the new leader can be up first.
+    await eventually(async () => (await mode(oldLeader)) !== 'leader', harnessBound(1), 'the old leader steps down');
 
     const client = await ZooKeeperClient.connect(newLeader.connectString);
     try {
