@@ -30,6 +30,7 @@ export interface JvmExit {
 const KILL_WAIT_MS = 5_000;
 const LOG_TAIL_BYTES = 8_192;
 const LOG_TAIL_LINES = 40;
+const LOG_SEARCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * One JVM started by the harness: marked with the owner pid, registered with the watchdog,
@@ -133,15 +134,30 @@ export class JvmProcess {
     );
   }
 
+  /**
+   * Whether this run's log (not earlier runs' in the same file) contains `text` anywhere: a
+   * cause logged early, such as a bind failure, can be followed by more lines than
+   * {@link logTail} keeps (a member retries its election port and logs each status probe).
+   * Reads at most the run's last LOG_SEARCH_BYTES.
+   */
+  logIncludes(text: string): boolean {
+    return this.#readLog(LOG_SEARCH_BYTES).includes(text);
+  }
+
   /** The last lines this JVM wrote to its log (only this run, not earlier runs in the same file). */
   logTail(): string {
+    return this.#readLog(LOG_TAIL_BYTES).split('\n').slice(-LOG_TAIL_LINES).join('\n');
+  }
+
+  /** The last `maxBytes` of this run's log. */
+  #readLog(maxBytes: number): string {
     const log = openSync(this.#logFile, 'r');
     try {
       const size = fstatSync(log).size;
-      const start = Math.max(this.#logOffset, size - LOG_TAIL_BYTES);
+      const start = Math.max(this.#logOffset, size - maxBytes);
       const buffer = Buffer.alloc(Math.max(0, size - start));
       readSync(log, buffer, 0, buffer.length, start);
-      return buffer.toString('utf8').split('\n').slice(-LOG_TAIL_LINES).join('\n');
+      return buffer.toString('utf8');
     } finally {
       closeSync(log);
     }

@@ -43,8 +43,8 @@ const SIGNAL_SETTLE_TIMEOUT_MS = 5_000;
 const SIGNAL_SETTLE_INTERVAL_MS = 10;
 const SERVING_MODES: ReadonlySet<string> = new Set(['standalone', 'leader', 'follower', 'observer']);
 
-function portConflictIn(logTail: string): boolean {
-  return logTail.includes('Address already in use');
+function portConflictIn(jvm: JvmProcess): boolean {
+  return jvm.logIncludes('Address already in use');
 }
 
 /**
@@ -270,7 +270,7 @@ export abstract class ZooKeeperProcess {
   #exitError(jvm: JvmProcess, exit: JvmExit, plan: LaunchPlan): HarnessError {
     const logTail = jvm.logTail();
     const logFile = jvm.logFile;
-    if (portConflictIn(logTail)) return this.#portConflictError(plan, logFile, logTail);
+    if (portConflictIn(jvm)) return this.#portConflictError(plan, logFile, logTail);
     const how = exit.signal !== null ? `signal ${exit.signal}` : `exit code ${exit.code}`;
     return new HarnessError('PROCESS_EXITED', `${this.#label} exited before serving (${how}). Log tail:\n${logTail}`, {
       label: this.#label,
@@ -284,7 +284,7 @@ export abstract class ZooKeeperProcess {
   #timeoutError(jvm: JvmProcess, timeoutMs: number, plan: LaunchPlan): HarnessError {
     const logTail = jvm.logTail();
     const logFile = jvm.logFile;
-    if (portConflictIn(logTail)) return this.#portConflictError(plan, logFile, logTail);
+    if (portConflictIn(jvm)) return this.#portConflictError(plan, logFile, logTail);
     return new HarnessError('START_TIMEOUT', `${this.#label} did not serve within ${timeoutMs} ms. Log tail:\n${logTail}`, {
       label: this.#label,
       timeoutMs,
