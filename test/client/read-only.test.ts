@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { WatchEvent } from '../../src/index.js';
 import { Mutex, ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
-import { MAX_PROBE_INTERVAL_MS } from '../../src/connection/rw-probe.js';
+import { MAX_PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS } from '../../src/connection/rw-probe.js';
 import type { EnsembleMember } from '../../src/testing/index.js';
 import { ZooKeeperEnsemble } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, harnessBound } from '../support/bounds.js';
@@ -15,7 +15,15 @@ import { deferred, eventually } from '../support/wait.js';
  * Long sessions, so that a connection to a paused server is dropped (after 2/3 of it) only long
  * after the test's own bounds: the probe test needs the read-only connection to stay up.
  */
-const SESSION_MS = 180_000;
+const SESSION_MS = 240_000;
+
+/**
+ * How long a client on a paused read-only server may take to find a read/write member once a
+ * majority serves: the next probe comes within the longest back-off, and on a loaded machine it
+ * may miss (a JVM descheduled past the probe's own bound reads as "not read/write"); the probe
+ * after it goes to the other majority member.
+ */
+const FIND_READ_WRITE_MS = 2 * (MAX_PROBE_INTERVAL_MS + PROBE_TIMEOUT_MS) + ROUND_TRIPS_MS;
 
 /** The state changes among the recorded events, without their reasons. */
 function states(events: readonly string[]): string[] {
@@ -79,7 +87,7 @@ describe('read-only mode in a 3-member ensemble whose majority is stopped', () =
     const events = recordEvents(readOnly);
     await Promise.all(majority.map((m) => m.start()));
     // The survivor rejoins the quorum and drops its read-only clients, or the probe finds a majority member first.
-    await expectReadWrite(readOnly, provisional, harnessBound(1) + MAX_PROBE_INTERVAL_MS);
+    await expectReadWrite(readOnly, provisional, harnessBound(1) + FIND_READ_WRITE_MS);
     const seen = states(events);
     assert.equal(seen.at(-1), 'connected', events.join(', '));
     assert.ok(seen.every((s) => ['suspended', 'connecting', 'connected'].includes(s)), `no expired, no reconnected: ${events.join(', ')}`);
@@ -96,12 +104,12 @@ describe('read-only mode in a 3-member ensemble whose majority is stopped', () =
     const readOnly = await connectReadOnly();
     const provisional = readOnly.sessionId;
     // Until the move, the read-only connection must stay up: dropped, the client would reconnect without probing.
-    assert.ok((readOnly.sessionTimeout * 2) / 3 > harnessBound(2) + MAX_PROBE_INTERVAL_MS, 'the read timeout outlasts the restart and a probe');
+    assert.ok((readOnly.sessionTimeout * 2) / 3 > harnessBound(2) + FIND_READ_WRITE_MS, 'the read timeout outlasts the restart and the probes');
     const events = recordEvents(readOnly);
     // Paused, the survivor neither answers its clients nor takes part in the election: the restarted members form a quorum without it.
     await survivor.pause();
     await Promise.all(majority.map((m) => m.start()));
-    await expectReadWrite(readOnly, provisional, MAX_PROBE_INTERVAL_MS + ROUND_TRIPS_MS);
+    await expectReadWrite(readOnly, provisional, FIND_READ_WRITE_MS);
     assert.deepEqual(states(events), ['connecting', 'connected'], `a planned move: no suspended, no expired (${events.join(', ')})`);
     assert.ok(majority.some((m) => m.connectString === readOnly.server), `now on a majority member, not ${readOnly.server}`);
   });
