@@ -106,7 +106,7 @@ export class MultiLock {
 
   /** All the locks if all are free now (and none was lost meanwhile), else null; nothing is left held when it returns null. */
   async tryAcquire(options: TryAcquireOptions = {}): Promise<MultiLease | null> {
-    const attempt = tryOnly(options);
+    const attempt = tryOnly(options, this.locks[0]!.lockPath);
     const deadline = new Deadline(attempt, this.locks[0]!.lockPath, 'tryAcquire');
     const { requestSignal: signal } = deadline;
     const taken: Lease[] = [];
