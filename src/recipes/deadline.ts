@@ -51,7 +51,8 @@ export class Deadline {
   constructor(
     private readonly options: AcquireOptions,
     private readonly path: string,
-    private readonly op: string,
+    /** The call it bounds ('acquire', 'tryAcquire'): its errors name it. */
+    readonly op: string,
   ) {
     const { timeout, signal } = options;
     // 0 cannot spare the round trips of joining the queue, so it would refuse even a free lock: not a timeout (tryAcquire does not wait).
@@ -75,7 +76,7 @@ export class Deadline {
   }
 
   private abortWithCallerReason(): void {
-    this.controller.abort(new LockError('ABORTED', 'acquire aborted', { path: this.path, op: this.op, cause: this.options.signal?.reason }));
+    this.controller.abort(new LockError('ABORTED', `${this.op} aborted`, { path: this.path, op: this.op, cause: this.options.signal?.reason }));
   }
 
   private get controller(): AbortController {
