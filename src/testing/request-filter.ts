@@ -1,16 +1,21 @@
 import type { ProxyConnection } from './proxy-connection.js';
 
-/** A client request seen by a {@link FaultProxy} with `onRequest` (the connect request is not one). */
+/**
+ * A client request seen by a {@link FaultProxy} with `onRequest`. The connect request is not one,
+ * nor is any with a negative xid (the client's own: ping -2, auth -4, setWatches -8): those are
+ * always forwarded, the decider is not asked. They share their xid, and the server answers auth
+ * out of order, so a reply could not be told to be the refused one's.
+ */
 export interface ProxyRequest {
   readonly connection: ProxyConnection;
-  /** The request's xid (negative for the client's own: ping -2, auth -4, setWatches -8). */
+  /** The request's xid: 0 or more (see above). */
   readonly xid: number;
   /** ZooKeeper's opcode: create 1, getData 4, multi 14, addWatch 106, ... */
   readonly opcode: number;
 }
 
 /**
- * What becomes of one request:
+ * What becomes of one request (one with a negative xid is always forwarded, see ProxyRequest):
  * - `forward`: it goes on to the server;
  * - `reset`: the connection is reset (TCP RST both ways) before the request, or anything that
  *   came with it in the same read, reaches the server: the client loses the connection with the
@@ -96,6 +101,8 @@ export class RequestFilter {
     // The connect request has no header; a frame shorter than one is passed on for the server to judge.
     if (first || frame.length < 12) return frame;
     const xid = frame.readInt32BE(4);
+    // The client's own requests (see ProxyRequest).
+    if (xid < 0) return frame;
     const verdict = this.decide({ connection: this.connection, xid, opcode: frame.readInt32BE(8) });
     if (verdict === 'forward') return frame;
     if (verdict === 'reset') {
