@@ -19,7 +19,7 @@ export interface ProxyRequest {
  * - `forward`: it goes on to the server;
  * - `reset`: the connection is reset (TCP RST both ways) before the request, or anything that
  *   came with it in the same read, reaches the server: the client loses the connection with the
- *   request in flight;
+ *   request in flight, and the decider hears of no later request of this connection;
  * - `{ error }`: the server never sees it; the client gets a reply with that error code in its
  *   place and order. With `close: true` the connection closes right after that reply, as
  *   ZooKeeper 3.5 answers an operation it does not know (addWatch 106: UNIMPLEMENTED, -6).
@@ -79,6 +79,7 @@ export class RequestFilter {
   readonly #requests = new Frames((frame, first) => this.#request(frame, first));
   readonly #replies = new Frames((frame, first) => this.#reply(frame, first));
   #closing = false;
+  #reset = false;
   #emitted = 0;
 
   constructor(
@@ -87,7 +88,7 @@ export class RequestFilter {
   ) {}
 
   upstream(chunk: Buffer): Buffer {
-    return chunk.length === 0 ? chunk : this.#requests.push(chunk);
+    return chunk.length === 0 || this.#reset ? EMPTY : this.#requests.push(chunk);
   }
 
   downstream(chunk: Buffer): Buffer {
@@ -98,6 +99,8 @@ export class RequestFilter {
   }
 
   #request(frame: Buffer, first: boolean): Buffer {
+    // The rest of the read that had a request reset: it never reaches the server, nor the decider.
+    if (this.#reset) return EMPTY;
     // The connect request has no header; a frame shorter than one is passed on for the server to judge.
     if (first || frame.length < 12) return frame;
     const xid = frame.readInt32BE(4);
@@ -106,6 +109,7 @@ export class RequestFilter {
     const verdict = this.decide({ connection: this.connection, xid, opcode: frame.readInt32BE(8) });
     if (verdict === 'forward') return frame;
     if (verdict === 'reset') {
+      this.#reset = true;
       this.connection.reset();
       return EMPTY;
     }

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { ZooKeeperClient, isZooKeeperError } from '../../src/index.js';
-import { EMPTY_PASSWORD, FrameDecoder, OpCode, Reader, Writer, Xid, readConnectResponse, readData, readReplyHeader, writeConnectRequest, writePathWatch, writeRequestHeader } from '../../src/protocol/index.js';
+import { OPEN_ACL_UNSAFE, ZooKeeperClient, isZooKeeperError } from '../../src/index.js';
+import { EMPTY_PASSWORD, FrameDecoder, OpCode, Reader, Writer, Xid, readConnectResponse, readData, readReplyHeader, writeConnectRequest, writeCreate, writePathWatch, writeRequestHeader } from '../../src/protocol/index.js';
 import { FaultProxy, fourLetterWord } from '../../src/testing/index.js';
 import type { ProxyRequest, RequestVerdict } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
@@ -138,6 +138,29 @@ describe('FaultProxy onRequest, against a real server', { timeout: 6 * ROUND_TRI
       ], 'each request decided once, the ping not at all');
     });
   }
+
+  it('after a reset, the rest of the same write is neither decided nor sent on', async () => {
+    const seen: number[] = [];
+    const proxy = await FaultProxy.start({
+      targetPort: zk.server.port,
+      onRequest: ({ xid }) => {
+        seen.push(xid);
+        return xid === 2 ? 'reset' : 'forward';
+      },
+    });
+    closing.push(proxy);
+    const raw = await rawSession(proxy);
+    const connectRequest = new Writer();
+    writeConnectRequest(connectRequest, { lastZxidSeen: 0n, timeout: 4000, sessionId: 0n, password: EMPTY_PASSWORD, readOnly: false });
+    await raw.send(Buffer.from(connectRequest.frame()), false);
+    await raw.frame(0);
+    const closed = new Promise<void>((resolve) => raw.socket.once('close', () => resolve()));
+    const create = request(3, OpCode.create, (w) => writeCreate(w, { path: '/proxy-requests-after-reset', data: null, acl: OPEN_ACL_UNSAFE, flags: 0 }));
+    await raw.send(Buffer.concat([request(1, OpCode.exists, (w) => writePathWatch(w, '/', false)), request(2, OpCode.exists, (w) => writePathWatch(w, '/', false)), create]), false);
+    await closed;
+    assert.deepEqual(seen, [1, 2], 'nothing after the reset was put to the decider');
+    assert.equal(await zk.client.exists('/proxy-requests-after-reset'), null, 'the create after the reset never reached the server');
+  });
 
   it('passes a four-letter word through untouched, undecided', async () => {
     let asked = 0;
