@@ -516,7 +516,8 @@ async function delayTurn(o: QueueOptions, node: Created, until: number, stop: Ab
   try {
     await woken;
     o.deadline.check();
-    if (ours.ended === 'closed') throw new ZooKeeperError('CLOSED', 'client closed during the lock-delay', { path: o.lockPath, op: 'acquire' });
+    // Closing deletes our node with the session, and that deletion may be heard first: not a node lost to queue again for.
+    if (ours.ended === 'closed' || o.client.closing) throw new ZooKeeperError('CLOSED', 'client closed during the lock-delay', { path: o.lockPath, op: o.deadline.op });
     if (ours.ended === 'expired') throw new SessionLost();
     afterWait(o, node, ours, { recordOver: null });
     return performance.now() - started;

@@ -17,15 +17,24 @@ export interface AcquireOptions extends HoldOptions {
 /**
  * Options of `tryAcquire`: the hold bound, and a signal that ends the try early (it rejects with
  * ABORTED and leaves no node). A try does not wait for the lock, but it takes round trips, and on
- * a lock with a `lockDelay` it may have a delay to serve (see MutexOptions.lockDelay). No
- * timeout: that would make it an acquire.
+ * a lock with a `lockDelay` it may have a delay to serve (see MutexOptions.lockDelay): bound that
+ * with `signal: AbortSignal.timeout(ms)`.
  */
 export interface TryAcquireOptions extends HoldOptions {
   signal?: AbortSignal;
+  /** Refused (INVALID_ARGUMENT): a try has no timeout; bound it with `signal: AbortSignal.timeout(ms)`. */
+  timeout?: never;
 }
 
-/** What bounds a try: its hold and signal, never a timeout (an untyped caller's would make it wait for the lock). */
-export function tryOnly(options: TryAcquireOptions): TryAcquireOptions {
+/**
+ * What bounds a try: its hold and signal. A timeout (from an untyped caller, or an AcquireOptions
+ * object) is refused, not dropped: dropped, a try serving a lockDelay would outlast it unbounded.
+ */
+export function tryOnly(options: TryAcquireOptions, path: string): TryAcquireOptions {
+  const { timeout } = options as { timeout?: number };
+  if (timeout !== undefined) {
+    throw new LockError('INVALID_ARGUMENT', `tryAcquire takes no timeout (got ${String(timeout)}): bound it with signal: AbortSignal.timeout(ms)`, { path, op: 'tryAcquire' });
+  }
   return { maxHold: options.maxHold, forceReleaseAfter: options.forceReleaseAfter, signal: options.signal };
 }
 
@@ -42,7 +51,8 @@ export class Deadline {
   constructor(
     private readonly options: AcquireOptions,
     private readonly path: string,
-    private readonly op: string,
+    /** The call it bounds ('acquire', 'tryAcquire'): its errors name it. */
+    readonly op: string,
   ) {
     const { timeout, signal } = options;
     // 0 cannot spare the round trips of joining the queue, so it would refuse even a free lock: not a timeout (tryAcquire does not wait).
@@ -66,7 +76,7 @@ export class Deadline {
   }
 
   private abortWithCallerReason(): void {
-    this.controller.abort(new LockError('ABORTED', 'acquire aborted', { path: this.path, op: this.op, cause: this.options.signal?.reason }));
+    this.controller.abort(new LockError('ABORTED', `${this.op} aborted`, { path: this.path, op: this.op, cause: this.options.signal?.reason }));
   }
 
   private get controller(): AbortController {

@@ -154,7 +154,8 @@ export class LeaseMonitor {
    * ran: one that released the lease (or a downgrade's handover) must leave no delete behind.
    * Dropped once the node is gone without it: the client closed or the session ended (the server
    * deletes the node with it), or someone deleted it (lose() hears that from the node's watch,
-   * if set). A timer left armed would hold the lease and its client until the grace is over.
+   * set here if nobody looked at the lease before). A timer left armed would hold the lease and
+   * its client until the grace is over.
    */
   private armForce(): void {
     const { limit, force } = this.hold!;
@@ -162,6 +163,7 @@ export class LeaseMonitor {
     // The loss unsubscribed the monitor from the session: the grace listens on its own.
     const unsubscribe = this.client.onState((event) => {
       if (event === 'closed' || event === 'expired' || event === 'connected') this.cancelHold?.();
+      else if (event === 'reconnected') this.resumeWatch();
     });
     const cancel = timerAt(
       limit.expiresAt + limit.forceReleaseAfter,
@@ -174,7 +176,20 @@ export class LeaseMonitor {
     this.cancelHold = () => {
       cancel();
       unsubscribe();
+      clearTimeout(this.rewatchTimer);
     };
+    // observe() sets no watch once lost: without one, a deletion by someone else would go unheard until the grace ends.
+    if (!this.watching) {
+      this.watching = true;
+      void this.watchNode();
+    }
+  }
+
+  /** Sets the node's watch again if it could not be set while disconnected (see watchNode). */
+  private resumeWatch(): void {
+    if (!this.rewatch) return;
+    this.rewatch = false;
+    void this.watchNode();
   }
 
   private lostError(lost: { reason: LockLostReason; message: string }): LockLostError {
@@ -215,10 +230,7 @@ export class LeaseMonitor {
   private onSessionEvent(event: SessionEvent): void {
     switch (event) {
       case 'reconnected':
-        if (this.rewatch) {
-          this.rewatch = false;
-          void this.watchNode();
-        }
+        this.resumeWatch();
         break;
       case 'expired':
       case 'connected':

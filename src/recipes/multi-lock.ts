@@ -81,7 +81,11 @@ export class MultiLock {
 
   /** Traced as one acquire of kind 'multi' on the first path, with each lock's own acquire inside it. */
   acquire(options: AcquireOptions = {}): Promise<MultiLease> {
-    return lockTraced() ? traceAcquire({ lockPath: this.locks[0]!.lockPath, kind: 'multi' }, () => this.acquireNow(options)) : this.acquireNow(options);
+    return this.traced(() => this.acquireNow(options));
+  }
+
+  private traced<T extends MultiLease | null>(run: () => Promise<T>): Promise<T> {
+    return lockTraced() ? traceAcquire({ lockPath: this.locks[0]!.lockPath, kind: 'multi' }, run) : run();
   }
 
   private async acquireNow(options: AcquireOptions): Promise<MultiLease> {
@@ -104,9 +108,16 @@ export class MultiLock {
     }
   }
 
-  /** All the locks if all are free now (and none was lost meanwhile), else null; nothing is left held when it returns null. */
-  async tryAcquire(options: TryAcquireOptions = {}): Promise<MultiLease | null> {
-    const attempt = tryOnly(options);
+  /**
+   * All the locks if all are free now (and none was lost meanwhile), else null; nothing is left
+   * held when it returns null. Traced as acquire is, with each lock's own try inside it.
+   */
+  tryAcquire(options: TryAcquireOptions = {}): Promise<MultiLease | null> {
+    return this.traced(() => this.tryAcquireNow(options));
+  }
+
+  private async tryAcquireNow(options: TryAcquireOptions): Promise<MultiLease | null> {
+    const attempt = tryOnly(options, this.locks[0]!.lockPath);
     const deadline = new Deadline(attempt, this.locks[0]!.lockPath, 'tryAcquire');
     const { requestSignal: signal } = deadline;
     const taken: Lease[] = [];

@@ -196,7 +196,7 @@ export class QueueLock {
    */
   async tryAcquire(options: TryAcquireOptions = {}): Promise<Lease | null> {
     this.precheck();
-    const attempt = tryOnly(options);
+    const attempt = tryOnly(options, this.lockPath);
     // Mapped inside the traced call, so a taken lock ends the trace with a null result, not an error.
     const tryJoin = (message?: AcquireMessage): Promise<Lease | null> =>
       this.join(attempt, false, message).catch((error: unknown) => {

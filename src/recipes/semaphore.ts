@@ -105,7 +105,7 @@ export class Semaphore {
 
   private async tryAcquireNow(options: TryAcquireOptions & { leases?: number }): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
-    const hold = tryOnly(options);
+    const hold = tryOnly(options, this.path);
     const deadline = new Deadline(hold, this.path, 'tryAcquire');
     try {
       const leases = await this.attempt(deadline, false, count ?? 1);

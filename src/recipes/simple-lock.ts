@@ -57,7 +57,7 @@ export class SimpleLock {
   }
 
   private async tryAcquireNow(options: TryAcquireOptions): Promise<Lease | null> {
-    const hold = tryOnly(options);
+    const hold = tryOnly(options, this.path);
     const attempt = this.begin(new Deadline(hold, this.path, 'tryAcquire'));
     try {
       const lease = await this.attempt(attempt);

@@ -1,20 +1,25 @@
 import type { ProxyConnection } from './proxy-connection.js';
 
-/** A client request seen by a {@link FaultProxy} with `onRequest` (the connect request is not one). */
+/**
+ * A client request seen by a {@link FaultProxy} with `onRequest`. The connect request is not one,
+ * nor is any with a negative xid (the client's own: ping -2, auth -4, setWatches -8): those are
+ * always forwarded, the decider is not asked. They share their xid, and the server answers auth
+ * out of order, so a reply could not be told to be the refused one's.
+ */
 export interface ProxyRequest {
   readonly connection: ProxyConnection;
-  /** The request's xid (negative for the client's own: ping -2, auth -4, setWatches -8). */
+  /** The request's xid: 0 or more (see above). */
   readonly xid: number;
   /** ZooKeeper's opcode: create 1, getData 4, multi 14, addWatch 106, ... */
   readonly opcode: number;
 }
 
 /**
- * What becomes of one request:
+ * What becomes of one request (one with a negative xid is always forwarded, see ProxyRequest):
  * - `forward`: it goes on to the server;
  * - `reset`: the connection is reset (TCP RST both ways) before the request, or anything that
  *   came with it in the same read, reaches the server: the client loses the connection with the
- *   request in flight;
+ *   request in flight, and the decider hears of no later request of this connection;
  * - `{ error }`: the server never sees it; the client gets a reply with that error code in its
  *   place and order. With `close: true` the connection closes right after that reply, as
  *   ZooKeeper 3.5 answers an operation it does not know (addWatch 106: UNIMPLEMENTED, -6).
@@ -74,6 +79,7 @@ export class RequestFilter {
   readonly #requests = new Frames((frame, first) => this.#request(frame, first));
   readonly #replies = new Frames((frame, first) => this.#reply(frame, first));
   #closing = false;
+  #reset = false;
   #emitted = 0;
 
   constructor(
@@ -82,7 +88,7 @@ export class RequestFilter {
   ) {}
 
   upstream(chunk: Buffer): Buffer {
-    return chunk.length === 0 ? chunk : this.#requests.push(chunk);
+    return chunk.length === 0 || this.#reset ? EMPTY : this.#requests.push(chunk);
   }
 
   downstream(chunk: Buffer): Buffer {
@@ -93,12 +99,17 @@ export class RequestFilter {
   }
 
   #request(frame: Buffer, first: boolean): Buffer {
+    // The rest of the read that had a request reset: it never reaches the server, nor the decider.
+    if (this.#reset) return EMPTY;
     // The connect request has no header; a frame shorter than one is passed on for the server to judge.
     if (first || frame.length < 12) return frame;
     const xid = frame.readInt32BE(4);
+    // The client's own requests (see ProxyRequest).
+    if (xid < 0) return frame;
     const verdict = this.decide({ connection: this.connection, xid, opcode: frame.readInt32BE(8) });
     if (verdict === 'forward') return frame;
     if (verdict === 'reset') {
+      this.#reset = true;
       this.connection.reset();
       return EMPTY;
     }

@@ -12,6 +12,7 @@ import { Mutex, Perms, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperClient } f
 import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
 import type { RequestDecider } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, harnessBound, sessionBound } from '../support/bounds.js';
+import { sessionsWatching } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
 import { launchBrowser } from './helpers/browser.js';
 import type { CliRun } from './helpers/cli.js';
@@ -51,13 +52,6 @@ describe('zklock ui in a real browser', () => {
     const p = await FaultProxy.start({ targetPort: server.port, ...(onRequest ? { onRequest } : {}) });
     proxies.push(p);
     return p;
-  }
-
-  /** The sessions the server holds a watch on `path` for, by its own list (four-letter word `wchp`: each path, then its sessions indented). */
-  async function sessionsWatching(path: string): Promise<string[]> {
-    const text = await server.fourLetterWord('wchp');
-    const block = text.split(/^(?=\S)/m).find((b) => b.split('\n')[0]!.trim() === path);
-    return block ? block.split('\n').slice(1).map((line) => line.trim()).filter(Boolean) : [];
   }
 
   /** The status line's words. */
@@ -399,12 +393,12 @@ describe('zklock ui in a real browser', () => {
     const page = await open(url);
     await shows(page, `${root}/job`, ['early'], [], 'the holder before the outage');
     await page.locator('#connection[data-mode="watch"]').waitFor({ timeout: ROUND_TRIPS_MS });
-    await eventually(async () => (await sessionsWatching(root)).length === 1, ROUND_TRIPS_MS, 'the ui\'s watch on the root');
-    const [first] = await sessionsWatching(root);
+    await eventually(async () => (await sessionsWatching(server, root)).length === 1, ROUND_TRIPS_MS, 'the ui\'s watch on the root');
+    const [first] = await sessionsWatching(server, root);
 
     // A partition (no FIN, no RST) longer than the session: the server expires it, the ui's client concludes it has.
     cut.blackhole();
-    await eventually(async () => !(await server.fourLetterWord('cons')).includes(`sid=${first}`) && (await sessionsWatching(root)).length === 0, sessionBound(EXPIRY_SESSION_MS), 'the server expired the ui\'s session');
+    await eventually(async () => !(await server.fourLetterWord('cons')).includes(`sid=${first}`) && (await sessionsWatching(server, root)).length === 0, sessionBound(EXPIRY_SESSION_MS), 'the server expired the ui\'s session');
     await page.locator('#connection[data-state="expired"]').waitFor({ timeout: sessionBound(EXPIRY_SESSION_MS) });
     assert.match(await statusLine(page), /^Session expired at .*: starting a new one; showing the last known state/);
     // Changes while the ui cannot see: a handoff, a waiter, a new lock.
@@ -440,8 +434,8 @@ describe('zklock ui in a real browser', () => {
     await shows(page, `${root}/job`, ['during'], ['queued'], 'the handoff and the waiter made during the outage');
     await shows(page, `${root}/made-during`, ['other'], [], 'the lock made during the outage');
     // One watch on the root, on a session that is not the expired one (the server's word).
-    await eventually(async () => (await sessionsWatching(root)).length === 1, ROUND_TRIPS_MS, 'the new session\'s watch');
-    const [second] = await sessionsWatching(root);
+    await eventually(async () => (await sessionsWatching(server, root)).length === 1, ROUND_TRIPS_MS, 'the new session\'s watch');
+    const [second] = await sessionsWatching(server, root);
     assert.notEqual(second, first, 'the watch is on a new session');
     const after = await new Mutex(await client(), `${root}/made-after`, { ownerId: 'after' }).acquire();
     await shows(page, `${root}/made-after`, ['after'], [], 'a lock made after the outage');
@@ -459,7 +453,7 @@ describe('zklock ui in a real browser', () => {
       shown.set(path, (await section.locator('tr[data-node]').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { node: string } }).dataset.node))).sort());
     }
     assert.deepEqual([...shown].sort(), [...truth].sort());
-    assert.deepEqual(await sessionsWatching(root), [second], 'still one watch, on one session');
+    assert.deepEqual(await sessionsWatching(server, root), [second], 'still one watch, on one session');
     await Promise.all([(await queued).release(), other.release(), after.release()]);
     await page.close();
   });
@@ -480,7 +474,7 @@ describe('zklock ui in a real browser', () => {
     await eventually(() => cutAt !== undefined, ROUND_TRIPS_MS, 'the first addWatch cut');
     await page.locator('#connection[data-state="connected"][data-mode="watch"]').waitFor({ timeout: ROUND_TRIPS_MS });
     await eventually(() => cut.connections.length > 0 && cut.connections.every((c) => c.id !== cutAt), ROUND_TRIPS_MS, 'the ui on a new connection');
-    await eventually(async () => (await sessionsWatching(root)).length === 1, ROUND_TRIPS_MS, 'the watch set on the server');
+    await eventually(async () => (await sessionsWatching(server, root)).length === 1, ROUND_TRIPS_MS, 'the watch set on the server');
     // The failed first read's error is gone with the read that succeeded.
     assert.equal(await statusLine(page), 'Connected · live (one persistent recursive watch)');
     const lease = await new Mutex(await client(), `${root}/after`, { ownerId: 'after-reconnect' }).acquire();
@@ -504,7 +498,7 @@ describe('zklock ui in a real browser', () => {
     // A poll a second: a change shows within a round of reads, whatever the load.
     await shows(page, `${root}/later`, ['polled'], [], 'a lock taken while polling');
     await shows(page, `${root}/first`, [], [], 'a release seen while polling');
-    assert.deepEqual(await sessionsWatching(root), [], 'no watch on the server');
+    assert.deepEqual(await sessionsWatching(server, root), [], 'no watch on the server');
     // A page opened now is told the same from the start.
     const late = await open(url);
     await late.locator('#connection[data-state="connected"][data-mode="poll"]').waitFor({ timeout: ROUND_TRIPS_MS });

@@ -24,7 +24,10 @@ const DELAY_TIMEOUT = 543_005;
 const WAIT_TIMEOUT = 432_006;
 const PARTITION_GRACE = 321_007;
 const DELETED_GRACE = 210_008;
+const UNWATCHED_GRACE = 265_009;
 const ALL = [HOLD, GRACE, EXPIRED_GRACE, LOCK_DELAY, DELAY_TIMEOUT, WAIT_TIMEOUT];
+/** How far short of its delay a timer of ours may be found (see live()): far less than the ~111 s between the delays above. */
+const LATE_MS = 25_000;
 
 /**
  * Closing a client leaves nothing behind: no timer of a lock or lease it made stays armed (each
@@ -44,9 +47,14 @@ describe('closing a client, or losing a lease, leaves no lock timer armed', { ti
     await zk?.close();
   });
 
-  /** The delays of the timers among `delays` still live. */
+  /**
+   * The delays of the timers among `delays` still live. A timer armed as another fires is short of
+   * its delay by that one's lateness (the forced release, armed as the hold expires), which a busy
+   * machine can make seconds: it counts if at most LATE_MS short. No more: the test's own timeout
+   * timer (180 s) lies 30 s below DELETED_GRACE.
+   */
   function live(delays: readonly number[]): number[] {
-    return delays.flatMap((delay) => timers.live(delay, delay - 1000).map(() => delay));
+    return delays.flatMap((delay) => timers.live(delay, delay - LATE_MS).map(() => delay));
   }
 
   /** A lease whose hold expired: its forced release is due `grace` ms later. */
@@ -108,5 +116,17 @@ describe('closing a client, or losing a lease, leaves no lock timer armed', { ti
     await eventually(() => live([DELETED_GRACE]).length === 0, ROUND_TRIPS_MS, 'the forced release dropped once the lease hears of the deletion');
     await lease.release();
     await zk.assertNoNodes('/close/deleted');
+  });
+
+  it('a forced release due on a lease nobody looked at is dropped when someone else deletes the node: the node is watched from the expiry on', async () => {
+    const client = await zk.client();
+    const lease = await new Mutex(client, '/close/unwatched').acquire({ timeout: ROUND_TRIPS_MS, maxHold: MAX_HOLD, forceReleaseAfter: UNWATCHED_GRACE });
+    // Not lease.signal nor lease.held: a look would set the node's watch before the expiry.
+    await eventually(() => live([UNWATCHED_GRACE]).length === 1, MAX_HOLD + ROUND_TRIPS_MS, 'the hold expired and its forced release is due');
+    await zk.admin.delete(lease.node);
+    await eventually(() => live([UNWATCHED_GRACE]).length === 0, ROUND_TRIPS_MS, 'the forced release dropped once the node is gone');
+    assert.equal((lease.signal.reason as LockLostError).code, 'HOLD_EXPIRED');
+    await lease.release();
+    await zk.assertNoNodes('/close/unwatched');
   });
 });

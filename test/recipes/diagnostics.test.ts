@@ -73,6 +73,26 @@ describe('the lock diagnostics channels (zklock:lock:*)', () => {
     await zk.assertNoNodes('/dg/try/m');
   });
 
+  it("a multi-lock's tryAcquire is traced as kind 'multi' around its locks' tries: the lease, or null when one is taken", async () => {
+    const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/multi-try'));
+    const [a, b] = [await zk.client(), await zk.client()];
+    const multi = (client: typeof a): MultiLock => new MultiLock([new Mutex(client, '/dg/multi-try/m1'), new Mutex(client, '/dg/multi-try/m2')]);
+    const lease = await multi(a).tryAcquire();
+    assert.ok(lease, 'both locks were free');
+    assert.equal(await multi(b).tryAcquire(), null);
+    log.stop();
+    await lease.release();
+    const done = log.seen.filter((s) => s.event === 'asyncEnd');
+    assert.deepEqual(
+      done.map((s) => `${s.message.result === null ? 'null' : s.message.errorCode ?? 'held'} ${s.message.kind} ${s.message.lockPath}`),
+      ['held mutex /dg/multi-try/m1', 'held mutex /dg/multi-try/m2', 'held multi /dg/multi-try/m1', 'null mutex /dg/multi-try/m1', 'null multi /dg/multi-try/m1'],
+    );
+    assert.equal(done[2]!.message.result, lease);
+    assert.equal(done[4]!.message.error, undefined);
+    await zk.assertNoNodes('/dg/multi-try/m1');
+    await zk.assertNoNodes('/dg/multi-try/m2');
+  });
+
   it("acquire: a waiter that queues again after its session expired keeps its first listing's queue position", async () => {
     const log = channelLog<AcquireMessage>(acquireChannel, under('/dg/requeue'));
     const holder = await new Mutex(await zk.client(), '/dg/requeue').acquire();

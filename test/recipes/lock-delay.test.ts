@@ -206,7 +206,12 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     const aborter = new AbortController();
     // A lock path not made yet: nothing proves a clean handoff, so the free lock is ours only after the delay.
     const trying = new Mutex(client, path, { lockDelay: 60_000 }).tryAcquire({ signal: aborter.signal });
-    const rejected = assert.rejects(trying, (error: unknown) => isLockError('ABORTED')(error) && (error as LockError).cause === aborter.signal.reason && (error as LockError).path === path);
+    const rejected = assert.rejects(trying, (error: unknown) => {
+      assert.ok(isLockError('ABORTED')(error), `ABORTED, got ${String(error)}`);
+      const { cause, path: where, op, detail } = error as LockError;
+      assert.deepEqual([cause === aborter.signal.reason, where, op, detail], [true, path, 'tryAcquire', 'tryAcquire aborted']);
+      return true;
+    });
     await eventually(async () => (await zk.children(path)).length === 1, ROUND_TRIPS_MS, 'holding through the delay');
     await watching(client, `${path}/${(await zk.children(path))[0]!}`);
     aborter.abort(new Error('caller gave up'));
@@ -362,18 +367,20 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
     await zk.assertNoNodes(path);
   });
 
-  it('closing the client during the delay rejects the acquire with CLOSED then, not when the delay ends', async () => {
-    const path = '/delay/close';
-    const client = await zk.client();
-    // Neither timeout nor signal: only the close can end this wait before the delay does.
-    const acquiring = new Mutex(client, path, { lockDelay: 60_000 }).acquire();
-    await eventually(async () => (await zk.children(path)).length === 1, ROUND_TRIPS_MS, 'our node created');
-    await watching(client, `${path}/${(await zk.children(path))[0]!}`);
-    const rejected = assert.rejects(acquiring, (error) => error instanceof ZooKeeperError && error.code === 'CLOSED');
-    await client.close();
-    await within(rejected, ROUND_TRIPS_MS, 'the acquire rejects once the client closes');
-    await zk.assertNoNodes(path);
-  });
+  for (const op of ['acquire', 'tryAcquire'] as const) {
+    it(`closing the client during the delay rejects ${op} with CLOSED (op '${op}') then, not when the delay ends`, async () => {
+      const path = `/delay/close-${op}`;
+      const client = await zk.client();
+      // Neither timeout nor signal: only the close can end this wait before the delay does.
+      const acquiring = new Mutex(client, path, { lockDelay: 60_000 })[op]();
+      await eventually(async () => (await zk.children(path)).length === 1, ROUND_TRIPS_MS, 'our node created');
+      await watching(client, `${path}/${(await zk.children(path))[0]!}`);
+      const rejected = assert.rejects(acquiring, (error) => error instanceof ZooKeeperError && error.code === 'CLOSED' && error.op === op);
+      await client.close();
+      await within(rejected, ROUND_TRIPS_MS, 'the acquire rejects once the client closes');
+      await zk.assertNoNodes(path);
+    });
+  }
 
   it('our node deleted by someone else during the delay: we queue again then, not when the delay ends', async () => {
     const path = '/delay/requeue';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ClientOptions, ZooKeeperClient } from '../../src/index.js';
-import { LockError, LockLostError } from '../../src/index.js';
+import type { ClientOptions, TryAcquireOptions, ZooKeeperClient } from '../../src/index.js';
+import { LockError, LockLostError, Semaphore } from '../../src/index.js';
 import type { FaultProxy } from '../../src/testing/index.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, sleep, within } from './fixtures.js';
@@ -148,6 +148,25 @@ describe('every lock kind under the same faults (issue 10)', () => {
       const before = await childVersions(s.kind, s.admin, s.path);
       for (const timeout of [-1, Number.NaN]) {
         await assert.rejects(within(s.lock(client).acquire({ timeout }), ROUND_TRIPS, `acquire({ timeout: ${timeout} }) rejects`), isLockError('INVALID_ARGUMENT'));
+      }
+      assert.deepEqual(await childVersions(s.kind, s.admin, s.path), before, 'no node was created (nor deleted) under the lock');
+    });
+
+    eachKind('try-timeout', 'tryAcquire({ timeout }) is LockError INVALID_ARGUMENT naming signal, and creates nothing', async (s) => {
+      const client = await s.client();
+      const before = await childVersions(s.kind, s.admin, s.path);
+      // As an untyped caller (or one passing its AcquireOptions) would.
+      const options = { timeout: 5000 } as unknown as TryAcquireOptions;
+      const tries: [string, Promise<unknown>][] = [['tryAcquire', s.lock(client).tryAcquire(options)]];
+      if (s.kind.name === 'Semaphore') tries.push(['tryAcquire leases: 1', new Semaphore(client, s.path, 1).tryAcquire({ ...options, leases: 1 })]);
+      for (const [what, attempt] of tries) {
+        await assert.rejects(within(attempt, ROUND_TRIPS, `${what} rejects`), (error: unknown) => {
+          assert.ok(isLockError('INVALID_ARGUMENT')(error) && error instanceof LockError);
+          assert.equal(error.op, 'tryAcquire');
+          assert.ok(error.path?.startsWith(s.path), `the lock's path, got ${error.path}`);
+          assert.match(error.message, /AbortSignal\.timeout/);
+          return true;
+        });
       }
       assert.deepEqual(await childVersions(s.kind, s.admin, s.path), before, 'no node was created (nor deleted) under the lock');
     });
