@@ -25,7 +25,9 @@ const WAIT_TIMEOUT = 432_006;
 const PARTITION_GRACE = 321_007;
 const DELETED_GRACE = 210_008;
 const UNWATCHED_GRACE = 265_009;
-const ALL = [HOLD, GRACE, EXPIRED_GRACE, LOCK_DELAY, DELAY_TIMEOUT, WAIT_TIMEOUT];
+/** A forced release armed when a stall ran the session's proof out before the hold was over: due at the hold's end plus the grace. */
+const HOLD_THEN_GRACE = HOLD + GRACE;
+const ALL = [HOLD, HOLD_THEN_GRACE, EXPIRED_GRACE, LOCK_DELAY, DELAY_TIMEOUT, WAIT_TIMEOUT];
 /** How far short of its delay a timer of ours may be found (see live()): far less than the ~111 s between the delays above. */
 const LATE_MS = 25_000;
 
@@ -61,7 +63,8 @@ describe('closing a client, or losing a lease, leaves no lock timer armed', { ti
   async function expiredHold(client: ZooKeeperClient, path: string, grace: number): Promise<Lease> {
     const lease = await new Mutex(client, path).acquire({ timeout: ROUND_TRIPS_MS, maxHold: MAX_HOLD, forceReleaseAfter: grace });
     await eventually(() => lease.signal.aborted, MAX_HOLD + ROUND_TRIPS_MS, 'the hold expired');
-    assert.equal((lease.signal.reason as LockLostError).code, 'HOLD_EXPIRED');
+    // Or a stall of a third of the session within the hold ran its proof out first: that too arms the forced release.
+    assert.ok(['HOLD_EXPIRED', 'SESSION_MAY_HAVE_EXPIRED'].includes((lease.signal.reason as LockLostError).code), String(lease.signal.reason));
     assert.deepEqual(live([grace]), [grace], 'the forced release is due');
     return lease;
   }
@@ -80,8 +83,8 @@ describe('closing a client, or losing a lease, leaves no lock timer armed', { ti
     await eventually(async () => (await zk.children('/close/wait')).length === 2, ROUND_TRIPS_MS, 'the waiter queued');
     const armed = live(ALL);
     // The bound, or, had a stall run the session's proof out meanwhile (SESSION_MAY_HAVE_EXPIRED), the forced release after it.
-    assert.ok(armed.includes(HOLD) || armed.includes(GRACE), `the hold's timer is armed: ${armed.join(', ')}`);
-    assert.deepEqual(armed.filter((delay) => delay !== HOLD && delay !== GRACE).sort(), [EXPIRED_GRACE, LOCK_DELAY, DELAY_TIMEOUT, WAIT_TIMEOUT].sort(), 'every other timer armed before the close');
+    assert.ok(armed.includes(HOLD) || armed.includes(HOLD_THEN_GRACE), `the hold's timer is armed: ${armed.join(', ')}`);
+    assert.deepEqual(armed.filter((delay) => delay !== HOLD && delay !== HOLD_THEN_GRACE).sort(), [EXPIRED_GRACE, LOCK_DELAY, DELAY_TIMEOUT, WAIT_TIMEOUT].sort(), 'every other timer armed before the close');
 
     await client.close();
     await within(Promise.all(rejections), ROUND_TRIPS_MS, 'the pending acquires reject with CLOSED');
