@@ -1,5 +1,5 @@
 import type { LockState, ZooKeeperClient } from '../index.js';
-import { ZooKeeperError, joinPath } from '../index.js';
+import { ZooKeeperError, inspectLock, joinPath } from '../index.js';
 import { isContenderNode } from './contender-node.js';
 
 /** A semaphore keeps its contenders one level down, in these children (Curator's InterProcessSemaphoreV2 layout). */
@@ -30,7 +30,12 @@ export async function isSemaphore(client: ZooKeeperClient, path: string, childre
 }
 
 /** What kind of lock `path` is by the rule above, for inspectLock: NONODE when it does not exist. */
-export async function lockLayoutAt(client: ZooKeeperClient, path: string): Promise<LockState['kind']> {
+async function lockLayoutAt(client: ZooKeeperClient, path: string): Promise<LockState['kind']> {
   const { children } = await client.getChildren(path);
   return (await isSemaphore(client, path, children)) ? 'semaphore' : 'queue';
+}
+
+/** The lock at `path`, read as the kind the rule above says it is (for commands given only a path): NONODE when it does not exist. */
+export async function inspectLockAt(client: ZooKeeperClient, path: string): Promise<LockState> {
+  return inspectLock(client, path, { kind: await lockLayoutAt(client, path) });
 }

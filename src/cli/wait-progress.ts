@@ -9,6 +9,8 @@ export interface ProgressOptions {
   live: boolean;
   /** Log every change of position, holder or session state as its own line. */
   verbose: boolean;
+  /** The kind of lock waited for: known from the flags, so a mutex beside a `locks` folder is not read as a semaphore. */
+  kind: LockState['kind'];
 }
 
 /**
@@ -85,7 +87,7 @@ export class WaitProgress {
     if (this.polling) return;
     this.polling = true;
     try {
-      const wait = describeWait(await inspectLock(this.client, this.lockPath), this.ownerId);
+      const wait = describeWait(await inspectLock(this.client, this.lockPath, { kind: this.options.kind }), this.ownerId);
       const { key, text } = wait;
       if (!this.timer) return;
       if (key !== this.lastKey) this.log(text);

@@ -3,8 +3,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ZooKeeperClient } from '../../src/index.js';
+import { Mutex, ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
+import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { HOLD, LONG_HOLD_MS, endHolds, intervals, maxConcurrency, readEvents, runCli, startCli, waitForEvents } from './helpers/cli.js';
 
@@ -119,6 +120,15 @@ describe('zklock exec', () => {
     await holder.exited();
   });
 
+  it('--verbose shows the queue of a mutex whose path also holds a folder named locks (not an empty semaphore)', async () => {
+    await client.ensurePath('/cli/beside/locks');
+    const holder = await new Mutex(client, '/cli/beside', { ownerId: 'the-holder' }).acquire({ timeout: ROUND_TRIPS_MS });
+    const run = startCli(['exec', '--verbose', '/cli/beside', '--', process.execPath, '-e', ''], env);
+    await eventually(() => /waiting for \/cli\/beside: position 1 of 1 in the queue; held by the-holder/.test(run.stderr()), ROUND_TRIPS_MS, 'the wait as it is');
+    await holder.release();
+    assert.equal(await run.exited(), 0, run.stderr());
+  });
+
   it('exits 127 for a command that does not exist, 2 for bad usage, and releases', async () => {
     const missing = await runCli(['exec', '/cli/missing', '--', 'no-such-command-zklock'], env);
     assert.equal(missing.code, 127);
@@ -127,6 +137,9 @@ describe('zklock exec', () => {
     assert.equal((await runCli(['exec', 'relative/path', '--', 'true'], env)).code, 2);
     assert.equal((await runCli(['exec', '--read', '--write', '/cli/rw', '--', 'true'], env)).code, 2);
     assert.equal((await runCli(['exec', '--timeout', 'soon', '/cli/x', '--', 'true'], env)).code, 2);
+    const tryTimeout = await runCli(['exec', '--try', '--timeout', '5s', '/cli/x', '--', 'true'], env);
+    assert.equal(tryTimeout.code, 2, tryTimeout.stderr);
+    assert.match(tryTimeout.stderr, /--try does not wait for the lock: --timeout cannot be combined with it/);
   });
 
   it('exits 77 and runs nothing when the server refuses the --auth credentials', async () => {

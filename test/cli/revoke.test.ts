@@ -88,4 +88,14 @@ describe('zklock revoke', () => {
     assert.deepEqual(both.stdout.split('\n').filter(Boolean).sort(), readers.map((r) => `revocation requested of holder ${r.node}`).sort());
     await Promise.all(readers.map((r) => r.release()));
   });
+
+  it('asks the holder of a mutex whose path also holds a folder named locks (no semaphore: as status and ls read it)', async () => {
+    await holderClient.ensurePath('/cli/revoke-beside/locks');
+    const holder = await new Mutex(holderClient, '/cli/revoke-beside', { revocable: true }).acquire({ timeout: ROUND_TRIPS_MS });
+    const revoked = await runCli(['revoke', '/cli/revoke-beside'], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(revoked.stdout, `revocation requested of holder ${holder.node}\n`);
+    await eventually(() => holder.revocationRequested.aborted, ROUND_TRIPS_MS, 'the holder heard');
+    await holder.release();
+  });
 });

@@ -50,8 +50,10 @@ kernel, say), so the lock does not stay taken; one shorter than --grace can let 
 in while the command is still in its SIGTERM grace. --lock-delay (a mutex only) runs the command
 that long after the last holder's node went when it did not release the lock itself (its session
 expired: a crash, a partition; or someone deleted its node), so that an old holder cut off from
-ZooKeeper has time to stop; after a clean release the command starts at once. Give every holder
-of the lock the same --lock-delay.
+ZooKeeper has time to stop; after a clean release by a holder with the same --lock-delay the
+command starts at once, while a new lock path, or a last holder without one, waits once too: give
+every holder of the lock the same --lock-delay. --try never waits for the lock, so it takes no
+--timeout; Ctrl-C ends a lock-delay it serves.
 `;
 
 export function execCommand(): Command {
@@ -101,6 +103,8 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   if (program === undefined) throw new CliError('exec: no command given', EXIT.USAGE);
   // A zero deadline cannot spare even the round trips of joining the queue: it would refuse a free lock.
   if (flags.timeout === 0) throw new CliError('--timeout must be more than 0; to not wait at all, use --try', EXIT.USAGE);
+  // As tryAcquire refuses a timeout: --try never waits for the lock, and a lock-delay it serves ends with Ctrl-C.
+  if (flags.try && flags.timeout !== undefined) throw new CliError('--try does not wait for the lock: --timeout cannot be combined with it', EXIT.USAGE);
   if (flags.forceReleaseAfter !== undefined && flags.maxHold === undefined) throw new CliError('--force-release-after counts from the end of --max-hold: give both', EXIT.USAGE);
   const hold = { maxHold: flags.maxHold, forceReleaseAfter: flags.forceReleaseAfter };
   const ownerId = `${hostname()}:${process.pid}`;
@@ -117,7 +121,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     if (interruptedBy) return interrupted(interruptedBy, `connecting to ${flags.connect}; the command was not run`);
     throw error;
   }
-  const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false });
+  const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false, kind: flags.limit === undefined ? 'queue' : 'semaphore' });
   try {
     const lock = selectLock(client, lockPath, flags, ownerId);
     let lease: Lease;

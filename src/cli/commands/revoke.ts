@@ -1,11 +1,12 @@
 import { Command } from 'commander';
 import type { LockState, ZooKeeperClient } from '../../index.js';
-import { ZooKeeperError, inspectLock, joinPath, requestRevocation } from '../../index.js';
+import { ZooKeeperError, joinPath, requestRevocation } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { parseZnodePath } from '../parse-values.js';
+import { inspectLockAt } from '../semaphore-layout.js';
 
 interface RevokeFlags extends ConnectionFlags {
   node?: string;
@@ -51,7 +52,7 @@ export function revokeCommand(): Command {
 async function holdersOf(client: ZooKeeperClient, lockPath: string): Promise<{ path: string; role: string }[]> {
   let state: LockState;
   try {
-    state = await inspectLock(client, lockPath);
+    state = await inspectLockAt(client, lockPath);
   } catch (error) {
     if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new CliError(`no lock at ${lockPath}`, EXIT.FAILURE);
     throw error;

@@ -1,12 +1,12 @@
 import { Command } from 'commander';
-import { ZooKeeperError, inspectLock } from '../../index.js';
+import { ZooKeeperError } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { contenderJson, contenderRow, table } from '../contender-format.js';
 import { parseZnodePath } from '../parse-values.js';
-import { lockLayoutAt } from '../semaphore-layout.js';
+import { inspectLockAt } from '../semaphore-layout.js';
 
 interface StatusFlags extends ConnectionFlags {
   json?: boolean;
@@ -32,7 +32,7 @@ export function statusCommand(): Command {
       let state;
       try {
         // As ls and the ui tell: a `locks` child alone does not make a semaphore (see isSemaphore).
-        state = await inspectLock(client, lockPath, { kind: await lockLayoutAt(client, lockPath) });
+        state = await inspectLockAt(client, lockPath);
       } catch (error) {
         if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new CliError(`no lock at ${lockPath}`, EXIT.FAILURE);
         throw error;
