@@ -135,13 +135,15 @@ export class JvmProcess {
   }
 
   /**
-   * Whether this run's log (not earlier runs' in the same file) contains `text` anywhere: a
-   * cause logged early, such as a bind failure, can be followed by more lines than
+   * The first line of this run's log (not earlier runs' in the same file) that contains `text`,
+   * if any: a cause logged early, such as a bind failure, can be followed by more lines than
    * {@link logTail} keeps (a member retries its election port and logs each status probe).
    * Reads at most the run's last LOG_SEARCH_BYTES.
    */
-  logIncludes(text: string): boolean {
-    return this.#readLog(LOG_SEARCH_BYTES).includes(text);
+  logLineWith(text: string): string | undefined {
+    return this.#readLog(LOG_SEARCH_BYTES)
+      .split('\n')
+      .find((line) => line.includes(text));
   }
 
   /** The last lines this JVM wrote to its log (only this run, not earlier runs in the same file). */

@@ -43,8 +43,9 @@ const SIGNAL_SETTLE_TIMEOUT_MS = 5_000;
 const SIGNAL_SETTLE_INTERVAL_MS = 10;
 const SERVING_MODES: ReadonlySet<string> = new Set(['standalone', 'leader', 'follower', 'observer']);
 
-function portConflictIn(jvm: JvmProcess): boolean {
-  return jvm.logIncludes('Address already in use');
+/** The log line that shows a port was taken, if any. */
+function portConflictIn(jvm: JvmProcess): string | undefined {
+  return jvm.logLineWith('Address already in use');
 }
 
 /**
@@ -270,7 +271,8 @@ export abstract class ZooKeeperProcess {
   #exitError(jvm: JvmProcess, exit: JvmExit, plan: LaunchPlan): HarnessError {
     const logTail = jvm.logTail();
     const logFile = jvm.logFile;
-    if (portConflictIn(jvm)) return this.#portConflictError(plan, logFile, logTail);
+    const conflict = portConflictIn(jvm);
+    if (conflict !== undefined) return this.#portConflictError(plan, logFile, logTail, conflict);
     const how = exit.signal !== null ? `signal ${exit.signal}` : `exit code ${exit.code}`;
     return new HarnessError('PROCESS_EXITED', `${this.#label} exited before serving (${how}). Log tail:\n${logTail}`, {
       label: this.#label,
@@ -284,7 +286,8 @@ export abstract class ZooKeeperProcess {
   #timeoutError(jvm: JvmProcess, timeoutMs: number, plan: LaunchPlan): HarnessError {
     const logTail = jvm.logTail();
     const logFile = jvm.logFile;
-    if (portConflictIn(jvm)) return this.#portConflictError(plan, logFile, logTail);
+    const conflict = portConflictIn(jvm);
+    if (conflict !== undefined) return this.#portConflictError(plan, logFile, logTail, conflict);
     return new HarnessError('START_TIMEOUT', `${this.#label} did not serve within ${timeoutMs} ms. Log tail:\n${logTail}`, {
       label: this.#label,
       timeoutMs,
@@ -293,8 +296,9 @@ export abstract class ZooKeeperProcess {
     });
   }
 
-  #portConflictError(plan: LaunchPlan, logFile: string, logTail: string): HarnessError {
-    return new HarnessError('PORT_UNAVAILABLE', `${this.#label}: a port was taken by another process. Log tail:\n${logTail}`, {
+  #portConflictError(plan: LaunchPlan, logFile: string, logTail: string, conflict: string): HarnessError {
+    // The conflict's own line, which the tail may no longer hold.
+    return new HarnessError('PORT_UNAVAILABLE', `${this.#label}: a port was taken by another process (${conflict.trim()}). Log tail:\n${logTail}`, {
       port: plan.clientPort,
       logFile,
       logTail,

@@ -36,6 +36,7 @@ describe('a port conflict logged early in the start', { timeout: harnessBound(3,
     try {
       await assert.rejects(server.start(), (error) => {
         assert.ok(isHarnessError(error, 'PORT_UNAVAILABLE'), `PORT_UNAVAILABLE, not ${String(error)}`);
+        assert.match(error.message, /\(java\.net\.BindException: Address already in use\)/, 'the message names the conflict the tail no longer shows');
         return true;
       });
     } finally {
