@@ -196,13 +196,16 @@ export class QueueLock {
    */
   async tryAcquire(options: TryAcquireOptions = {}): Promise<Lease | null> {
     this.precheck();
-    const attempt = tryOnly(options, this.lockPath);
-    // Mapped inside the traced call, so a taken lock ends the trace with a null result, not an error.
-    const tryJoin = (message?: AcquireMessage): Promise<Lease | null> =>
-      this.join(attempt, false, message).catch((error: unknown) => {
+    // Inside the traced call, as for the other locks: bad options end the trace with their error,
+    // and a taken lock with a null result, not an error.
+    const tryJoin = async (message?: AcquireMessage): Promise<Lease | null> => {
+      try {
+        return await this.join(tryOnly(options, this.lockPath), false, message);
+      } catch (error) {
         if (error instanceof NotAcquired) return null;
         throw error;
-      });
+      }
+    };
     return this.traced() ? traceAcquire(this.traceFacts(), tryJoin) : tryJoin();
   }
 }
