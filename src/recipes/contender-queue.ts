@@ -506,6 +506,11 @@ async function delayTurn(o: QueueOptions, node: Created, until: number, stop: Ab
   const woken = new Promise<void>((resolve) => (wake = resolve));
   // A deletion later than the watch's answer is the lease monitor's to report, as for any holder.
   const ours = watchOwnNode(o.client, node.path, wake);
+  // The watch reports a close or an expiry only once set: one whose exists failed (a connection
+  // lost as the delay began) would leave the close unheard until the delay ran out.
+  const unsubscribe = o.client.onState((event) => {
+    if (event === 'closed' || event === 'expired') wake();
+  });
   // Unref'd: a delay alone must not keep the process alive; the session's socket does while it lasts.
   const cancel = timerAt(until, wake, true);
   const bound = o.deadline.requestSignal;
@@ -523,6 +528,7 @@ async function delayTurn(o: QueueOptions, node: Created, until: number, stop: Ab
     return performance.now() - started;
   } finally {
     cancel();
+    unsubscribe();
     ends.removeEventListener('abort', wake);
     ours.ignore();
   }

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import type { Lease, Stat, ZooKeeperClient } from '../../src/index.js';
-import { LockError, Mutex, NonReentrantMutex, ZooKeeperError, sortContenders } from '../../src/index.js';
+import type { Lease, Stat } from '../../src/index.js';
+import { LockError, Mutex, NonReentrantMutex, ZooKeeperClient, ZooKeeperError, sortContenders } from '../../src/index.js';
+import { FaultProxy } from '../../src/testing/index.js';
 import { joinedHandoff } from '../../src/recipes/lock-delay.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS, sessionBound } from '../support/bounds.js';
 import { JsonLineProcess } from '../support/json-line-process.js';
@@ -13,6 +14,9 @@ import { RecipeFixture, isLockError, recordRequests, within } from './fixtures.j
 
 /** Debian's python3-kazoo lives in the system interpreter (see interop.test.ts). */
 const PYTHON = '/usr/bin/python3';
+/** ZooKeeper's opcode for exists, and the error code a refused one is answered with. */
+const EXISTS = 3;
+const SYSTEMERROR = -1;
 const KAZOO_WORKER = fileURLToPath(new URL('./fixtures/kazoo_worker.py', import.meta.url));
 
 /**
@@ -381,6 +385,30 @@ describe('lock-delay after an unclean handoff', { timeout: 240_000 }, () => {
       await zk.assertNoNodes(path);
     });
   }
+
+  it('closing the client during the delay rejects with CLOSED then, even when the watch on our node could not be set', async () => {
+    const path = '/delay/close-unwatched';
+    // Every exists from the moment we ask for the lock is answered with an error (SYSTEMERROR): the
+    // delay's watch on our node is then never set, and cannot report the close.
+    let refusing = false;
+    let refused = 0;
+    const proxy = await FaultProxy.start({
+      targetPort: zk.server.port,
+      onRequest: ({ opcode }) => (refusing && opcode === EXISTS ? (refused++, { error: SYSTEMERROR }) : 'forward'),
+    });
+    try {
+      const client = await ZooKeeperClient.connect(proxy.connectString, { sessionTimeout: 10_000 });
+      refusing = true;
+      const acquiring = new Mutex(client, path, { lockDelay: 60_000 }).acquire();
+      await eventually(async () => (await zk.children(path)).length === 1 && refused > 0, ROUND_TRIPS_MS, 'our node created and its watch refused');
+      const rejected = assert.rejects(acquiring, (error) => error instanceof ZooKeeperError && error.code === 'CLOSED');
+      await client.close();
+      await within(rejected, ROUND_TRIPS_MS, 'the acquire rejects once the client closes');
+      await zk.assertNoNodes(path);
+    } finally {
+      await proxy.close();
+    }
+  });
 
   it('our node deleted by someone else during the delay: we queue again then, not when the delay ends', async () => {
     const path = '/delay/requeue';
