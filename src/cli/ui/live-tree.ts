@@ -113,15 +113,18 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
   }
 
   private schedule(pass: () => Promise<void>): void {
-    this.running = this.running.then(async () => {
-      if (this.stopped) return;
-      try {
-        await pass();
-      } catch (error) {
-        // Unreachable or expired: the state listener starts over when the server is back.
-        this.setStatus({ error: messageOf(error) });
-      }
-    });
+    this.running = this.running
+      .then(async () => {
+        if (this.stopped) return;
+        try {
+          await pass();
+        } catch (error) {
+          // Unreachable or expired: the state listener starts over when the server is back.
+          this.setStatus({ error: messageOf(error) });
+        }
+      })
+      // A listener that throws on the status must not leave the chain rejected: every later pass would be skipped.
+      .catch(() => undefined);
   }
 
   private async startWatching(): Promise<void> {
@@ -131,7 +134,7 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
     this.pollTimer = undefined;
     try {
       // Set before the tree is read: a change during the read is then seen too, never lost between the two.
-      const watch = await this.client.addWatch(this.root, { recursive: true, maxBuffered: Number.MAX_SAFE_INTEGER });
+      const watch = await this.client.addWatch(this.root, { recursive: true });
       watch.on((event) => this.onEvent(event));
       this.watch = watch;
     } catch (error) {

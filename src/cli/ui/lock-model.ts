@@ -1,5 +1,5 @@
 import type { ContenderInfo } from '../../index.js';
-import type { LockKind, ScannedLock } from './lock-scan.js';
+import type { ShownKind, ScannedLock } from './lock-scan.js';
 import { hexId } from '../../client/diagnostics.js';
 
 /** Owner data is anyone's bytes: the page gets at most this much of each text field. */
@@ -36,7 +36,7 @@ export interface HistoryEvent {
 
 export interface LockView {
   path: string;
-  kind: LockKind;
+  kind: ShownKind;
   holders: ContenderView[];
   waiters: ContenderView[];
   /** Waiters beyond those sent. */
@@ -92,12 +92,12 @@ export class LockModel {
     return [...this.locks.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
-  kindOf(path: string): LockKind | undefined {
+  kindOf(path: string): ShownKind | undefined {
     return this.locks.get(path)?.kind;
   }
 
   /** The contender `nodePath` of a lock shown, and its lock's kind, if any. */
-  contender(nodePath: string): { contender: ContenderView; kind: LockKind } | undefined {
+  contender(nodePath: string): { contender: ContenderView; kind: ShownKind } | undefined {
     for (const lock of this.locks.values()) {
       const found = [...lock.holders, ...lock.waiters].find((c) => c.path === nodePath);
       if (found) return { contender: found, kind: lock.kind };

@@ -4,12 +4,13 @@ import { ZooKeeperError, inspectLock, joinPath, parentOf, parseContender } from 
 import { simpleLockState } from '../../recipes/inspect.js';
 import { SEMAPHORE_PARTS, isSemaphore } from '../semaphore-layout.js';
 
-export type LockKind = 'mutex' | 'read/write' | 'semaphore' | 'simple';
+/** The kinds of lock the page tells apart (the tracing channels' LockKind names other things). */
+export type ShownKind = 'mutex' | 'read/write' | 'semaphore' | 'simple';
 
 /** A lock as read now; `undefined` from {@link classify} when the path holds no lock. */
 export interface ScannedLock {
   state: LockState;
-  kind: LockKind;
+  kind: ShownKind;
 }
 
 /** Names only read/write locks use (Curator's, zklock's and kazoo's readers; Curator's and zklock's writers). */
@@ -19,7 +20,7 @@ function baseName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }
 
-function queueKind(state: LockState): LockKind {
+function queueKind(state: LockState): ShownKind {
   return [...state.holders, ...state.waiters].some((c) => c.kind === 'shared' || READ_WRITE_NAME.test(c.name)) ? 'read/write' : 'mutex';
 }
 
@@ -86,7 +87,7 @@ export class SemaphoreCheck {
  * tells). `known` is the kind it had: a queue lock whose last contender left stays a lock
  * (free) rather than vanishing from view.
  */
-export async function classify(client: ZooKeeperClient, path: string, parts: SemaphoreCheck, known?: LockKind): Promise<ScannedLock | undefined> {
+export async function classify(client: ZooKeeperClient, path: string, parts: SemaphoreCheck, known?: ShownKind): Promise<ScannedLock | undefined> {
   // A lease is an ephemeral leaf and a semaphore's locks/ holds contenders: neither is a lock of its own.
   if (await parts.isPart(path)) return undefined;
   let children: string[];
@@ -102,7 +103,7 @@ export async function classify(client: ZooKeeperClient, path: string, parts: Sem
   return classifyListing(client, path, children, ephemeral, known);
 }
 
-async function classifyListing(client: ZooKeeperClient, path: string, children: string[], ephemeral: boolean, known?: LockKind): Promise<ScannedLock | undefined> {
+async function classifyListing(client: ZooKeeperClient, path: string, children: string[], ephemeral: boolean, known?: ShownKind): Promise<ScannedLock | undefined> {
   const name = baseName(path);
   try {
     if (await isSemaphore(client, path, children)) return { state: await inspectLock(client, path, { kind: 'semaphore' }), kind: 'semaphore' };
