@@ -14,7 +14,7 @@ import { LIST_INSTEAD_OF_READ, SessionLost, presentBlockers, untilAnswered, wait
 import { awaitSession } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
-import { holdsNoUserData, keptDelay, recordsRelease } from './release-record.js';
+import { holdsNoUserData, parseRecord } from './release-record.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 import type { Handoff, ParentRead } from './lock-delay.js';
 import { joinedHandoff } from './lock-delay.js';
@@ -473,9 +473,9 @@ async function readRecord(o: QueueOptions, gone: string): Promise<RecordRead> {
     o.records.missed = true;
     return { namesGone: false, over: null };
   }
-  o.records.missed = !recordsRelease(read.data, gone);
-  // The mark matters only to a lockDelay contender: the others skip decoding it.
-  return { namesGone: !o.records.missed, over: holdsNoUserData(read.data) ? read.stat.version : null, kept: o.lockDelay ? keptDelay(read.data, gone) : undefined };
+  const record = parseRecord(read.data);
+  o.records.missed = record?.name !== gone;
+  return { namesGone: !o.records.missed, over: record !== undefined || holdsNoUserData(read.data) ? read.stat.version : null, kept: o.records.missed ? undefined : record!.kept };
 }
 
 /** The version of the lock path's data a record of ours may replace, read while we hold (or are about to): null when it holds someone's data or we may not read it. */

@@ -1,7 +1,7 @@
 import type { Stat } from '../client/index.js';
 import { MAX_TIMER_MS } from '../client/durations.js';
 import { LockError } from './lock-error.js';
-import { keptDelay } from './release-record.js';
+import { parseRecord } from './release-record.js';
 
 /**
  * How the lock came to us, as far as ZooKeeper shows it (see README, *Lock-delay*):
@@ -71,7 +71,7 @@ export type ParentRead = { data: Buffer; stat: Stat } | 'missing' | 'refused';
  *   restarts its count, which could otherwise match by chance.
  */
 export function joinedHandoff(before: ParentRead | undefined, listed: Stat | undefined, seq: number, lockDelay: number): Handoff {
-  if (before === undefined || typeof before === 'string' || !((keptDelay(before.data) ?? -1) >= lockDelay)) return 'unknown';
+  if (before === undefined || typeof before === 'string' || !((parseRecord(before.data)?.kept ?? -1) >= lockDelay)) return 'unknown';
   const { stat } = before;
   const clean =
     stat.mzxid !== stat.czxid &&

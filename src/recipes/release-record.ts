@@ -32,17 +32,15 @@ function isReleaseRecord(data: Buffer | null): boolean {
   return data?.toString('latin1', 0, PREFIX.length) === PREFIX;
 }
 
-/** Whether the lock path's data says that `name` was released by its holder, marked or not. */
-export function recordsRelease(data: Buffer | null, name: string): boolean {
-  return data?.toString('utf8') === PREFIX + name || keptDelay(data, name) !== undefined;
-}
-
-/** The lockDelay a marked record's holder had (see lock-delay.ts); undefined for anything else. Given `name`, only of a record naming it. */
-export function keptDelay(data: Buffer | null, name?: string): number | undefined {
+/**
+ * The lock path's data read as a release record, decoded once: the node it names, released by
+ * its holder, and for a marked record the lockDelay that holder had (see lock-delay.ts);
+ * undefined for data that is no record.
+ */
+export function parseRecord(data: Buffer | null): { name: string; kept: number | undefined } | undefined {
   if (!isReleaseRecord(data)) return undefined;
-  const text = data!.toString('utf8');
+  const text = data!.toString('utf8', PREFIX.length);
   const at = text.lastIndexOf(KEPT);
-  const kept = text.slice(at + KEPT.length);
-  if (at < PREFIX.length || !/^\d+$/.test(kept) || (name !== undefined && text.slice(PREFIX.length, at) !== name)) return undefined;
-  return Number(kept);
+  const kept = at < 0 ? '' : text.slice(at + KEPT.length);
+  return /^\d+$/.test(kept) ? { name: text.slice(0, at), kept: Number(kept) } : { name: text, kept: undefined };
 }
