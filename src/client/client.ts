@@ -609,12 +609,18 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   /**
    * Creates `path` and any missing parents (as containers with `container: true`, which the server
    * deletes once empty). Existing nodes are left as they are. `timeout` and `signal` bound the
-   * whole walk. A missing chroot fails at once with CHROOT_MISSING: nothing can be created in it.
+   * whole walk. A missing chroot fails at once with CHROOT_MISSING: nothing can be created in it
+   * (`ensurePath('/')` asks the server about the chroot: one request, none without a chroot).
    */
   async ensurePath(path: string, options: CallOptions & { container?: boolean; acl?: readonly ACL[] } = {}): Promise<void> {
     validatePath(path, 'ensurePath');
     const { signal, timeout } = bounds(options);
-    if (path === '/') return;
+    if (path === '/') {
+      // The root always exists, but a chroot may not: a caller told "ensured" would create under
+      // it, be refused with NONODE, and ensure again for ever (a SimpleLock on a top-level path).
+      if (this.chrootMap.prefix && !(await this.exists('/', { signal, timeout }))) throw this.missingRoot(path);
+      return;
+    }
     const mode: CreateMode = options.container ? 'CONTAINER' : 'PERSISTENT';
     const endAt = timeout === undefined ? undefined : performance.now() + timeout;
     const chain = ancestry(path);

@@ -43,6 +43,8 @@ describe('ensurePath under a missing chroot, and durations beyond what a timer c
     const { client: inChroot, creates } = await inMissingChroot();
     try {
       await assert.rejects(within(inChroot.ensurePath('/a/b'), PROMPT_MS, 'ensurePath'), isCode('CHROOT_MISSING', '/missing-chroot'));
+      // The root of a missing chroot is no more there than its children: "ensured" would be a lie its callers loop on.
+      await assert.rejects(within(inChroot.ensurePath('/'), PROMPT_MS, 'ensurePath /'), isCode('CHROOT_MISSING', '/missing-chroot'));
       const after = creates();
       assert.ok(after <= 2, `one create per level of /a/b, got ${after}`);
       await sleep(500);
@@ -56,6 +58,7 @@ describe('ensurePath under a missing chroot, and durations beyond what a timer c
     await zk.admin.create('/present-chroot');
     const inChroot = await ZooKeeperClient.connect(`${zk.server.connectString}/present-chroot`, { sessionTimeout: 10_000 });
     try {
+      await inChroot.ensurePath('/', { timeout: PROMPT_MS });
       await inChroot.ensurePath('/x/y/z', { timeout: PROMPT_MS });
       assert.ok(await zk.admin.exists('/present-chroot/x/y/z'));
       await inChroot.ensurePath('/x/y/z');

@@ -27,6 +27,8 @@ const RECIPES: Recipe[] = [
   },
   { name: 'Semaphore', acquire: (c, timeout) => new Semaphore(c, '/locks/s', 2).acquire({ timeout }), tryAcquire: (c) => new Semaphore(c, '/locks/s', 2).tryAcquire() },
   { name: 'SimpleLock', acquire: (c, timeout) => new SimpleLock(c, '/locks/simple').acquire({ timeout }), tryAcquire: (c) => new SimpleLock(c, '/locks/simple').tryAcquire() },
+  // Its node's parent is the chroot itself: nothing to ensure below it, the create is refused again and again.
+  { name: 'SimpleLock (top-level node)', acquire: (c, timeout) => new SimpleLock(c, '/simple').acquire({ timeout }), tryAcquire: (c) => new SimpleLock(c, '/simple').tryAcquire() },
 ];
 
 function chrootMissing(error: unknown): boolean {
