@@ -27,6 +27,8 @@ const RECIPES: Recipe[] = [
   },
   { name: 'Semaphore', acquire: (c, timeout) => new Semaphore(c, '/locks/s', 2).acquire({ timeout }), tryAcquire: (c) => new Semaphore(c, '/locks/s', 2).tryAcquire() },
   { name: 'SimpleLock', acquire: (c, timeout) => new SimpleLock(c, '/locks/simple').acquire({ timeout }), tryAcquire: (c) => new SimpleLock(c, '/locks/simple').tryAcquire() },
+  // A queue at the chroot's root: its contenders' parent is the chroot itself, as below.
+  { name: 'Mutex (at the root)', acquire: (c, timeout) => new Mutex(c, '/').acquire({ timeout }), tryAcquire: (c) => new Mutex(c, '/').tryAcquire() },
   // Its node's parent is the chroot itself: nothing to ensure below it, the create is refused again and again.
   { name: 'SimpleLock (top-level node)', acquire: (c, timeout) => new SimpleLock(c, '/simple').acquire({ timeout }), tryAcquire: (c) => new SimpleLock(c, '/simple').tryAcquire() },
 ];
@@ -50,7 +52,7 @@ describe('lock recipes on a connect string whose chroot does not exist', () => {
     it(`${recipe.name}: acquire and tryAcquire reject at once with CHROOT_MISSING, and nothing keeps sending`, async () => {
       const client = await ZooKeeperClient.connect(`${zk.server.connectString}/missing-chroot`, { sessionTimeout: 10_000 });
       let creates = 0;
-      onRequests(client, new Set(['create']), () => creates++);
+      onRequests(client, new Set(['create', 'multi']), () => creates++);
       try {
         // A timeout longer than the bound of the wait: LOCK_TIMEOUT here would be the old misleading answer.
         await assert.rejects(within(recipe.acquire(client, 2 * PROMPT_MS), PROMPT_MS, 'acquire'), chrootMissing);
