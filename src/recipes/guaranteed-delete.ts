@@ -3,13 +3,17 @@ import { MultiError, ZooKeeperError } from '../client/index.js';
 import { pauseAfterOverload } from './transient.js';
 
 export type DeleteOptions =
-  /** Delete only if the node is still the one created at this zxid (for names others may reuse). */
-  | { czxid?: bigint; record?: never }
+  /**
+   * Delete only if the node is still the one created at this zxid (for names others may reuse):
+   * read, then deleted at the version read, and not at all once `gone()` says the owner heard
+   * our node deleted (its watch) — a namesake may stand there by then, unseen by the read.
+   */
+  | { czxid?: bigint; gone?: () => boolean; record?: never }
   /**
    * Also set `path`'s data, in the delete's transaction, if it is still at `version` (see
    * release-record.ts); `refused` hears when the server denies us writing there.
    */
-  | { czxid?: never; record?: { path: string; data: Buffer; version: number; refused?: () => void } };
+  | { czxid?: never; gone?: never; record?: { path: string; data: Buffer; version: number; refused?: () => void } };
 
 /** How a guaranteed delete ended: our request deleted the node, the server said it was already gone, or the session ended first. */
 type DeleteOutcome = 'deleted' | 'missing' | 'ended';
@@ -26,7 +30,7 @@ type DeleteOutcome = 'deleted' | 'missing' | 'ended';
  */
 export async function deleteGuaranteed(client: ZooKeeperClient, path: string, owner: bigint, options: DeleteOptions = {}): Promise<DeleteOutcome> {
   let { record } = options;
-  const { czxid } = options;
+  const { czxid, gone } = options;
   for (;;) {
     if (client.sessionId !== owner || client.state === 'closed') return 'ended';
     try {
@@ -43,7 +47,10 @@ export async function deleteGuaranteed(client: ZooKeeperClient, path: string, ow
       }
       // A node of a well-known name: delete it only if it is still the one we created.
       const stat = await client.exists(path);
-      if (stat?.czxid !== czxid) return 'missing';
+      // The read's answer may be late: the owner's watch may have heard of a deletion since.
+      if (stat?.czxid !== czxid || gone?.()) return 'missing';
+      // A node that is born at version 1 (SimpleLock's) is never at the version 0 of a namesake
+      // made by a plain create meanwhile: this delete refuses that one (BADVERSION, read again).
       await client.delete(path, { version: stat.version });
       return 'deleted';
     } catch (error) {

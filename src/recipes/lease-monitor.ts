@@ -48,6 +48,8 @@ export class LeaseMonitor {
   /** Cancels the pending step of a bounded hold: its expiry, then its forced release. */
   private cancelHold: (() => void) | undefined;
   private watching = false;
+  /** Our node's watch (or its read) told us the node was deleted: kept after the lease ended, for its release (see deletionHeard). */
+  private deleted = false;
   private readonly unsubscribe: () => void;
   private readonly unwatchLiveness: () => void;
   private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
@@ -125,6 +127,15 @@ export class LeaseMonitor {
     return this.lost?.reason;
   }
 
+  /**
+   * True once our node's watch or read has shown it deleted, also after the lease ended: a
+   * release must then send no delete, whatever a read of the path says (a namesake may stand
+   * there). False says nothing when nobody watched (see observe).
+   */
+  get deletionHeard(): boolean {
+    return this.deleted;
+  }
+
   /** True once the lock is, or may be, lost (or released). */
   get isLost(): boolean {
     this.checkProof();
@@ -200,9 +211,11 @@ export class LeaseMonitor {
     if (this.stopped) return Promise.resolve();
     return this.client.getData(this.nodePath, { watch: this.watcher }).then(({ data, stat }) => {
       if (stat.czxid !== this.node.czxid || stat.ephemeralOwner !== this.node.ephemeralOwner) {
+        this.deleted = true;
         this.lose('NODE_DELETED', 'our lock node was deleted and another node now has its name');
       } else if (!this.stopped && !this.lost) this.onData?.(data);
     }, (error: unknown) => {
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') this.deleted = true;
       if (this.stopped || !(error instanceof ZooKeeperError)) return;
       if (error.code === 'NONODE') this.lose('NODE_DELETED', 'our lock node no longer exists');
       // CONNECTIONLOSS: the state listener decides; the watch is set again on reconnect.
@@ -216,6 +229,8 @@ export class LeaseMonitor {
   }
 
   private onNodeEvent(event: WatchEvent): void {
+    // Heard after the release began too: a delete it has not sent yet must not be (see deletionHeard).
+    if (event.type === 'deleted') this.deleted = true;
     if (this.stopped) return;
     if (event.type === 'deleted') this.onDeleted();
     else if (event.type === 'dataChanged' || event.type === 'created') void this.watchNode();

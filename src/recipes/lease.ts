@@ -1,5 +1,6 @@
 import type { Op, OpResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
+import type { DeleteOptions } from './guaranteed-delete.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import type { HoldLimit } from './hold-limit.js';
 import { limitHold } from './hold-limit.js';
@@ -163,7 +164,7 @@ export class Lease implements AsyncDisposable {
    */
   private forceRelease(): void {
     const { client, node, stat } = this;
-    this.forced = deleteGuaranteed(client, node, stat.ephemeralOwner, this.options.reusableName ? { czxid: stat.czxid } : {}).then(
+    this.forced = deleteGuaranteed(client, node, stat.ephemeralOwner, this.options.reusableName ? this.namesakeSafe() : {}).then(
       (outcome) => {
         if (outcome !== 'ended') this.hooks.deleted?.(true);
         return true;
@@ -171,6 +172,15 @@ export class Lease implements AsyncDisposable {
       // Refused (NOAUTH on the parent, say): the node stays until release(), which reports why.
       () => false,
     );
+  }
+
+  /**
+   * How a node whose name others may reuse is deleted: only while a read shows it is still ours
+   * (its czxid), and not once our watch heard it deleted. The read and the delete are two
+   * requests: see README, *What a lease guarantees*, for the window that leaves.
+   */
+  private namesakeSafe(): DeleteOptions {
+    return { czxid: this.stat.czxid, gone: () => this.monitor.deletionHeard };
   }
 
   /** True until released, lost or its hold expired. */
@@ -226,7 +236,7 @@ export class Lease implements AsyncDisposable {
       this.client,
       this.node,
       this.stat.ephemeralOwner,
-      this.options.reusableName ? { czxid: this.stat.czxid } : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
+      this.options.reusableName ? this.namesakeSafe() : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
     );
     // A node someone else deleted was no clean release, whatever our lease had noticed of it.
     if (outcome !== 'ended') this.hooks.deleted?.(outcome === 'missing');

@@ -101,8 +101,7 @@ export class SimpleLock {
       let found: Found | null;
       try {
         // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
-        const { stat } = await client.create(this.path, attempt.data, { mode: 'EPHEMERAL', signal: deadline.requestSignal });
-        return await this.lease(stat, deadline);
+        return await this.lease(await this.create(attempt), deadline);
       } catch (error) {
         if (!(error instanceof ZooKeeperError)) throw error;
         if (error.code === 'NONODE') {
@@ -116,6 +115,21 @@ export class SimpleLock {
       // No node: free again (or our create never ran), create again.
       if (found) return found.ours ? await this.lease(found.stat, deadline) : null;
     }
+  }
+
+  /**
+   * Creates our node already at data version 1: a create and a setData of it in one transaction
+   * (one request, one zxid), so it never exists at version 0. A namesake made by a plain create
+   * (kazoo, Curator, an older zklock, an operator) is at version 0 when born, and release's
+   * versioned delete cannot remove it (see Lease.release; NONODE and NODEEXISTS come as before,
+   * from the create, op 0).
+   */
+  private async create(attempt: Attempt): Promise<Stat> {
+    const { path } = this;
+    const signal = attempt.deadline.requestSignal;
+    // Born empty within the transaction, so the data goes once, in the setData.
+    const [, written] = await this.client.multi([{ op: 'create', path, mode: 'EPHEMERAL' }, { op: 'setData', path, data: attempt.data, version: 0 }], { signal });
+    return (written as { op: 'setData'; stat: Stat }).stat;
   }
 
   /** The create's outcome is unknown: find its node once we can; when we give up, make sure it goes. */

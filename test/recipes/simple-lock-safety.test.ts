@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { LockError} from '../../src/index.js';
+import type { Lease, LockError, Stat, ZooKeeperClient } from '../../src/index.js';
 import { LockLostError, SimpleLock } from '../../src/index.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { isLockError, RecipeFixture, within } from './fixtures.js';
 import { loseReplyTo, silenceRepliesAfter } from '../support/lose-reply.js';
-import { sessionBound } from '../support/bounds.js';
+import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 
 describe('SimpleLock safety', () => {
   let zk: RecipeFixture;
@@ -180,4 +180,82 @@ describe('SimpleLock safety', () => {
     assert.ok(written, 'the release read the node before deleting it');
     assert.equal(await zk.admin.exists('/ss/badversion/node'), null, 'the release claimed our node gone while it is still there');
   });
+  /**
+   * Runs `between` once, after the lease's client has read `path` (its release's check of the
+   * node's czxid) and before that read's answer is used: the answer as if it were delayed on its
+   * way while others act. Its stat is the one read before `between`.
+   */
+  function afterCheck(client: ZooKeeperClient, path: string, between: () => Promise<void>): { readonly ran: boolean; restore(): void } {
+    const exists = client.exists.bind(client);
+    let ran = false;
+    client.exists = async (p, options): Promise<Stat | null> => {
+      const stat = await exists(p, options);
+      if (p === path && !ran) {
+        ran = true;
+        await between();
+      }
+      return stat;
+    };
+    return {
+      get ran() {
+        return ran;
+      },
+      restore: () => (client.exists = exists),
+    };
+  }
+
+  const ENDS = [
+    { how: 'release()', acquire: (lock: SimpleLock) => lock.acquire(), end: (lease: Lease) => lease.release() },
+    // The forced release runs on its own once the hold and its grace are over; release() then waits for it.
+    { how: "the hold limit's forced release", acquire: (lock: SimpleLock) => lock.acquire({ maxHold: 200, forceReleaseAfter: 200 }), end: (lease: Lease) => lease.release() },
+  ];
+
+  for (const [i, { how, acquire, end }] of ENDS.entries()) {
+    it(`${how}, its check answered late: a namesake another peer created (version 0) after someone deleted our node is left alone`, async () => {
+      const path = `/ss/late-plain/${i}`;
+      const client = await zk.client();
+      const peer = await zk.client();
+      const lease = await acquire(new SimpleLock(client, path));
+      let namesake: bigint | undefined;
+      // An operator force-releases our node; a peer that is not a SimpleLock (a plain create, as
+      // a kazoo or Curator process or an older zklock makes it) takes the path at once.
+      const check = afterCheck(client, path, async () => {
+        await zk.admin.delete(path);
+        namesake = (await peer.create(path, 'peer', { mode: 'EPHEMERAL' })).stat.czxid;
+      });
+      try {
+        await within(end(lease), ROUND_TRIPS_MS, 'the release ends');
+      } finally {
+        check.restore();
+      }
+      assert.ok(check.ran, 'the release checked the node before deleting it');
+      assert.equal((await zk.admin.exists(path))?.czxid, namesake, "the late delete removed the peer's node");
+    });
+
+    it(`${how}, its check answered late: a SimpleLock namesake made after our lease's watch heard the deletion is left alone`, async () => {
+      const path = `/ss/late-simple/${i}`;
+      const client = await zk.client();
+      const lease = await acquire(new SimpleLock(client, path));
+      // The holder looks at its lease, as a holder that heeds its signal does; once this later
+      // request of the session answers, the lease's watch on its node is set.
+      assert.equal(lease.signal.aborted, false);
+      await client.sync(path);
+      let other: Lease | undefined;
+      const check = afterCheck(client, path, async () => {
+        await zk.admin.delete(path);
+        // Ordered after the deletion's notification to our session: our client has heard it.
+        await client.sync(path);
+        other = await new SimpleLock(await zk.client(), path).acquire({ timeout: ROUND_TRIPS_MS });
+      });
+      try {
+        await within(end(lease), ROUND_TRIPS_MS, 'the release ends');
+      } finally {
+        check.restore();
+      }
+      assert.ok(check.ran && other, 'the release checked the node before deleting it, and another SimpleLock took the path meanwhile');
+      assert.equal((await zk.admin.exists(path))?.czxid, other.fencingToken, "the late delete removed the next holder's node");
+      assert.equal(other.held, true);
+      await other.release();
+    });
+  }
 });
