@@ -434,6 +434,7 @@ export class Session extends EventEmitter {
     let backoff = 50;
     while (!this.isStopped) {
       let established = false;
+      const began = performance.now();
       try {
         const target = this.rwTarget ?? this.hosts.next();
         this.rwTarget = undefined;
@@ -444,9 +445,13 @@ export class Session extends EventEmitter {
         this.emit('connectionError', error);
       }
       if (this.isStopped) return;
-      if (established) {
+      // A connection that lasted is progress: after its loss, reconnect at once (so too when leaving
+      // a read-only server for a read-write one). One dropped right after its handshake is not (a
+      // server or proxy that accepts and then cuts every connection): reconnecting at once would
+      // make a thousand connections a second, so it backs off.
+      if (established && (performance.now() - began >= MAX_BACKOFF_MS || this.rwTarget)) {
         backoff = 50;
-      } else if (this.hosts.endOfPass) {
+      } else if (established || this.hosts.endOfPass) {
         await this.sleep(backoff / 2 + Math.random() * (backoff / 2));
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }

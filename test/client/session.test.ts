@@ -148,6 +148,33 @@ describe('sessions under faults', () => {
     }
   });
 
+  it('a connection cut right after every handshake: reconnects back off instead of spinning, and the first that lasts ends it', async () => {
+    const { proxy, client } = await viaProxy({ sessionTimeout: 20_000 });
+    let cutting = true;
+    // Established, then cut at once: a server or balancer that accepts and drops every connection.
+    const unsubscribe = client.onState((event) => {
+      if (cutting && (event === 'connected' || event === 'reconnected')) proxy.resetAll();
+    });
+    try {
+      const before = proxy.stats().totalConnections;
+      const cpu = process.cpuUsage();
+      proxy.resetAll();
+      // An interval to count over, not a wait for something: without a back-off this made about 2,300 connections.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const made = proxy.stats().totalConnections - before;
+      const used = process.cpuUsage(cpu);
+      assert.ok(made >= 2 && made <= 20, `${made} connections in 2 s`);
+      assert.ok((used.user + used.system) / 1000 < 1000, `${(used.user + used.system) / 1000} ms of CPU in 2 s`);
+      cutting = false;
+      await client.waitForConnected({ timeout: ROUND_TRIPS_MS });
+      assert.ok(await client.exists('/'));
+    } finally {
+      unsubscribe();
+      await client.close();
+      await proxy.close();
+    }
+  });
+
   it('queues requests while suspended until the reconnect, bounded by timeout and abort', async () => {
     const { proxy, client } = await viaProxy({ requestTimeout: ROUND_TRIPS_MS, sessionTimeout: 6000 });
     try {
