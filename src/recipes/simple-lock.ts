@@ -10,7 +10,7 @@ import type { LeaseMonitorOptions } from './lease-monitor.js';
 import type { LockState } from './inspect.js';
 import { simpleLockState } from './inspect.js';
 import { attemptOf, ownerData } from './owner-data.js';
-import { awaitSession } from './reconnect.js';
+import { awaitSession, sessionForCreate } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
@@ -97,7 +97,8 @@ export class SimpleLock {
     const { deadline } = attempt;
     for (;;) {
       deadline.check();
-      const session = client.sessionId;
+      // The session the create runs on (see sessionForCreate): a lost or abandoned create is looked for there.
+      const session = await sessionForCreate(client, deadline);
       let found: Found | null;
       try {
         // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.

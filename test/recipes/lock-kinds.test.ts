@@ -314,21 +314,62 @@ describe('every lock kind under the same faults (issue 10)', () => {
   });
 
   describe('session expiry while waiting', { concurrency: true }, () => {
-    /** A waiter (`make`) queued behind a rival holder, its session expired by black-holing it; the network is back on return. */
-    async function waiterThroughExpiry(s: Scenario, failOnSessionExpiry: boolean): Promise<{ client: ZooKeeperClient; oldSession: bigint; holder: AnyLease; waiting: Promise<AnyLease> }> {
+    /**
+     * A waiter (`make`) queued behind a rival holder, its session expired by black-holing it; the
+     * network is back on return. `meanwhile` runs before the network comes back: the waiter has
+     * no session then.
+     */
+    async function waiterThroughExpiry(
+      s: Scenario,
+      failOnSessionExpiry: boolean,
+      options: { signal?: AbortSignal; meanwhile?: (proxy: FaultProxy, holder: AnyLease) => Promise<void> } = {},
+    ): Promise<{ client: ZooKeeperClient; oldSession: bigint; holder: AnyLease; waiting: Promise<AnyLease> }> {
       const holder = await s.rival(await s.client()).acquire();
       const { client, proxy } = await s.viaProxy({ sessionTimeout: EXPIRING });
       const oldSession = client.sessionId;
-      const waiting = s.lock(client, failOnSessionExpiry ? { failOnSessionExpiry } : {}).acquire({ timeout: 60_000 });
+      const waiting = s.lock(client, failOnSessionExpiry ? { failOnSessionExpiry } : {}).acquire(options.signal ? { signal: options.signal } : { timeout: 60_000 });
       waiting.catch(() => undefined);
       await s.queued(oldSession, s.kind.waiterNodes, 'waiter queued');
       const expired = nextEvent(client, 'expired', bound(EXPIRING));
       proxy.blackhole('both');
       await expired;
       await eventually(async () => (await s.owned(oldSession)).length === 0, bound(EXPIRING), "the server removed the expired session's nodes");
+      await options.meanwhile?.(proxy, holder);
       proxy.passThrough();
       return { client, oldSession, holder, waiting };
     }
+
+    /**
+     * Issue 25 item 1: the waiter joins again at once when it hears of the expiry, while the client
+     * has no session. Its create then runs on the next one: it must be told apart from the expired
+     * session's, and a create aborted in flight must still be looked for and deleted. The holder
+     * goes meanwhile, so that SimpleLock's create makes the node too.
+     */
+    eachKind('between-sessions', 'aborted while the create of its new session is unanswered: LockError ABORTED, and no node of the new session stays', async (s) => {
+      const giveUp = new AbortController();
+      let sent = false;
+      const { client, waiting } = await waiterThroughExpiry(s, false, {
+        signal: giveUp.signal,
+        meanwhile: async (proxy, holder) => {
+          await holder.release();
+          // The caller gives up as the create goes up: the server runs it, the client hears no answer.
+          const marker = s.kind.createMarker(s.path).contended;
+          proxy.onChunk((event) => {
+            if (sent || event.direction !== 'upstream' || event.dropped || !event.chunk.includes(marker)) return;
+            sent = true;
+            giveUp.abort(new Error('caller gave up'));
+          });
+        },
+      });
+      await assert.rejects(within(waiting, bound(EXPIRING), 'the aborted acquire rejects'), isLockError('ABORTED'));
+      assert.ok(sent, 'the create of the new session went up before the abort');
+      await client.waitForConnected({ timeout: bound(EXPIRING) });
+      const session = client.sessionId;
+      await eventually(async () => (await s.owned(session)).length === 0, ROUND_TRIPS, 'no node of the new session stays').catch(async (error: unknown) => {
+        throw new Error(`${(error as Error).message}: ${(await s.owned(session)).join(', ')}`);
+      });
+      assert.equal(client.sessionId, session, 'the new session lives on (its nodes did not go with it)');
+    });
 
     eachKind('expiry-wait', 'the waiter queues again with its new session and gets the lock once the holder releases', async (s) => {
       const { client, oldSession, holder, waiting } = await waiterThroughExpiry(s, false);
