@@ -5,7 +5,8 @@ import { LockError, LockLostError, Semaphore } from '../../src/index.js';
 import type { FaultProxy } from '../../src/testing/index.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, sleep, within } from './fixtures.js';
-import type { AnyLease, AnyLock, LockKind } from './lock-factories.js';
+import { onRequests } from './fixtures.js';
+import type { AnyLease, AnyLock, LockKind, MakeOptions } from './lock-factories.js';
 import { KINDS, blackholeRepliesAfter, childVersions, dataWatchesOf, nodesHeld, nodesOf, nodesOwnedBy, prepare, sessionsOf } from './lock-factories.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { loseReplyTo } from '../support/lose-reply.js';
@@ -83,7 +84,7 @@ class Scenario {
   }
 
   /** The lock made for `client` (the side under test). */
-  lock(client: ZooKeeperClient, options: { failOnSessionExpiry?: boolean } = {}): AnyLock {
+  lock(client: ZooKeeperClient, options: MakeOptions = {}): AnyLock {
     return this.kind.make(client, this.path, options);
   }
 
@@ -398,6 +399,47 @@ describe('every lock kind under the same faults (issue 10)', () => {
       },
       KINDS.filter((kind) => kind.hasFailOnSessionExpiry),
     );
+  });
+
+  describe('during the liveness proof', { concurrency: true }, () => {
+    const PROOF_SESSION = 4000;
+    /**
+     * The proof trails the present by at least a quarter of the session timeout (see
+     * liveness-proof.ts): with a margin of 0.9 of it, only a handshake's own proof stands, for a
+     * tenth of it. Once that has run out, every acquire rebuilds the proof before it hands a
+     * lease out (proveFresh: a sync, then a setACL of our node); `during` runs as the setACL goes.
+     */
+    async function duringProof(s: Scenario, during: (client: ZooKeeperClient) => void, signal?: AbortSignal): Promise<{ client: ZooKeeperClient; acquired: Promise<AnyLease> }> {
+      const client = await s.client({ sessionTimeout: PROOF_SESSION });
+      const safetyMargin = 0.9 * PROOF_SESSION;
+      await eventually(() => client.sessionAliveUntil() - safetyMargin <= performance.now(), ROUND_TRIPS, "the handshake's proof ran out");
+      let proving = false;
+      onRequests(client, new Set(['setACL']), () => {
+        if (proving) return;
+        proving = true;
+        during(client);
+      });
+      const acquired = s.lock(client, { safetyMargin }).acquire(signal ? { signal } : {});
+      acquired.catch(() => undefined);
+      await within(acquired.catch(() => undefined), ROUND_TRIPS, 'the acquire settles');
+      assert.ok(proving, 'the acquire rebuilt the proof');
+      return { client, acquired };
+    }
+
+    eachKind('abort-proof', 'aborted while the liveness proof is rebuilt: LockError ABORTED, and no node (issue 25 item 4)', async (s) => {
+      const giveUp = new AbortController();
+      const { client, acquired } = await duringProof(s, () => giveUp.abort(new Error('caller gave up')), giveUp.signal);
+      await assert.rejects(acquired, isLockError('ABORTED'));
+      assert.deepEqual(await s.owned(client.sessionId), [], 'no node of ours is left');
+    });
+
+    eachKind('close-proof', 'the client closed while the liveness proof is rebuilt: CLOSED, and no lease is handed out (issue 25 item 12)', async (s) => {
+      const { acquired } = await duringProof(s, (client) => void client.close());
+      await assert.rejects(acquired, (error: unknown) => {
+        assert.equal((error as { code?: string }).code, 'CLOSED', `rejected with CLOSED, got ${String(error)}`);
+        return true;
+      });
+    });
   });
 
   describe('an admin deleting a waiter\'s node', { concurrency: true }, () => {
