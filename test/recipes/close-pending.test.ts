@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Lease } from '../../src/index.js';
-import { Mutex } from '../../src/index.js';
+import type { Lease, WatchMessage } from '../../src/index.js';
+import { Mutex, watchChannel } from '../../src/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually, whileProgressing } from '../support/wait.js';
-import { RecipeFixture, sleep } from './fixtures.js';
+import { RecipeFixture } from './fixtures.js';
 
-/** Clients, each closed as the lock it waits for is handed to it. */
-const CLIENTS = 100;
+/** Clients, each closed as it hears that the lock it waits for is free. */
+const CLIENTS = 20;
 
 describe('closing a client while its acquire is pending (issue 25 item 12)', { timeout: 300_000 }, () => {
   let zk: RecipeFixture;
@@ -18,7 +18,7 @@ describe('closing a client while its acquire is pending (issue 25 item 12)', { t
     await zk?.close();
   });
 
-  it(`of ${CLIENTS} clients closed as their lock is handed to them, none is handed a lease once close() began: each acquire gets its lease before, or rejects with CLOSED`, async () => {
+  it(`of ${CLIENTS} clients closed as they hear their lock is free, none is handed a lease once close() began: each acquire gets its lease before, or rejects with CLOSED`, async () => {
     const paths = Array.from({ length: CLIENTS }, (_, i) => `/close-pending/${i}`);
     const holder = await zk.client();
     const held = await Promise.all(paths.map((path) => new Mutex(holder, path).acquire()));
@@ -28,7 +28,7 @@ describe('closing a client while its acquire is pending (issue 25 item 12)', { t
     const outcomes: Promise<Outcome>[] = clients.map((client, i) =>
       new Mutex(client, paths[i]!)
         .acquire()
-        // Read as it resolves: the client's close() is called from timers, so none can come between the hand-out and this.
+        // Read as it resolves: close() is called as a notification is read (an I/O callback), never between the hand-out and this (microtasks).
         .then(
           (lease): Outcome => ({ lease, closing: client.closing }),
           (error: unknown): Outcome => ({ error }),
@@ -36,23 +36,29 @@ describe('closing a client while its acquire is pending (issue 25 item 12)', { t
         .finally(() => settled++),
     );
     await eventually(async () => (await Promise.all(paths.map((path) => zk.children(path)))).every((children) => children.length === 2), ROUND_TRIPS_MS, 'every waiter queued');
-    // Each holder lets go, and its waiter's client closes a moment later: spread over the few
-    // round trips in which the waiter learns that it holds the lock and hands its lease out.
+    // Each waiter's client closes the moment the server tells it that the holder's node went (the
+    // notification is published before any watcher hears it): its acquire then learns that it
+    // holds the lock, with nothing left to ask the server, after its client's close() began.
     const closes: Promise<void>[] = [];
-    await Promise.all(
-      clients.map(async (client, i) => {
-        await held[i]!.release();
-        await sleep((i % 10) * 0.5);
-        closes.push(client.close());
-      }),
-    );
+    const onWatch = (message: unknown): void => {
+      const { type, sessionId } = message as WatchMessage;
+      const client = clients.find((c) => `0x${c.sessionId.toString(16)}` === sessionId);
+      if (type === 'deleted' && client && !client.closing) closes.push(client.close());
+    };
+    watchChannel.subscribe(onWatch);
+    try {
+      await Promise.all(held.map((lease) => lease.release()));
+      await eventually(() => closes.length === CLIENTS, ROUND_TRIPS_MS, 'every waiter heard its holder go');
+    } finally {
+      watchChannel.unsubscribe(onWatch);
+    }
     await Promise.all(closes);
     const results = await whileProgressing(Promise.all(outcomes), () => settled, 'the acquires settle');
     const late = results.filter((outcome) => 'lease' in outcome && outcome.closing).length;
     const unaborted = results.filter((outcome) => 'lease' in outcome && !outcome.lease.signal.aborted).length;
     const otherErrors = results.flatMap((outcome) => ('error' in outcome && (outcome.error as { code?: string }).code !== 'CLOSED' ? [String(outcome.error)] : []));
     const leases = results.filter((outcome) => 'lease' in outcome).length;
-    console.log(`${leases} leases handed out before close(), ${results.length - leases} acquires rejected; ${late} handed out after close() began, ${unaborted} with a signal not aborted after the close`);
+    console.log(`${leases} leases handed out (${late} after close() began, ${unaborted} with a signal not aborted after the close), ${results.length - leases} acquires rejected`);
     assert.equal(late, 0, 'no lease is handed out once its client began to close');
     assert.equal(unaborted, 0, 'every lease of a closed client has its signal aborted');
     assert.deepEqual(otherErrors, [], 'every acquire that got no lease rejects with CLOSED');
