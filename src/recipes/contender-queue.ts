@@ -218,8 +218,8 @@ export async function createProtected(
       } else if (error.code !== 'SESSIONEXPIRED') {
         throw error;
       }
-      // The session that sent the create has ended, and the node it may have made with it.
-      // Created again on the next session: the loop waits for one (sessionForCreate), it cannot spin on refusals.
+      // The session that sent the create has ended, and the node it may have made with it. Else we
+      // create again: on the next session, which the loop waits for (sessionForCreate), so no refusal can make it spin.
       if (failOnExpiry && client.sessionId !== session) throw sessionEnded(parent);
     }
   }
