@@ -387,6 +387,43 @@ describe('every lock kind under the same faults (issue 10)', () => {
       await lease.release();
     });
 
+    /**
+     * The same, the create's reply lost instead: the connection drops with it, and the caller
+     * gives up while the acquire adopts (it waits for the reconnect to look for its node).
+     */
+    eachKind('between-sessions-lost', 'its create on the new session answered into a dropped connection, aborted during the adoption: LockError ABORTED, and no node of the new session stays', async (s) => {
+      const giveUp = new AbortController();
+      let sent = false;
+      let droppedBefore = 0;
+      let fault: FaultProxy | undefined;
+      const { client, waiting } = await waiterThroughExpiry(s, false, {
+        signal: giveUp.signal,
+        meanwhile: async (proxy, holder) => {
+          await holder.release();
+          fault = proxy;
+          droppedBefore = proxy.stats().droppedDownstreamBytes;
+          const marker = s.kind.createMarker(s.path).contended;
+          proxy.onChunk((event) => {
+            if (sent || event.direction !== 'upstream' || event.dropped || !event.chunk.includes(marker)) return;
+            sent = true;
+            proxy.blackhole('downstream');
+          });
+        },
+      });
+      await eventually(() => sent && fault!.stats().droppedDownstreamBytes > droppedBefore, bound(EXPIRING), "the reply to the new session's create dropped");
+      const session = client.sessionId;
+      const suspended = nextEvent(client, 'suspended', ROUND_TRIPS);
+      fault!.resetAll();
+      fault!.passThrough();
+      await suspended;
+      giveUp.abort(new Error('caller gave up'));
+      await assert.rejects(within(waiting, bound(EXPIRING), 'the aborted acquire rejects'), isLockError('ABORTED'));
+      await eventually(async () => (await s.owned(session)).length === 0, ROUND_TRIPS, 'no node of the new session stays').catch(async (error: unknown) => {
+        throw new Error(`${(error as Error).message}: ${(await s.owned(session)).join(', ')}`);
+      });
+      assert.equal(client.sessionId, session, 'the new session lives on (its nodes did not go with it)');
+    });
+
     eachKind(
       'expiry-wait-fail',
       'with failOnSessionExpiry: LockError SESSIONEXPIRED and no node',
