@@ -5,6 +5,7 @@ import { Mutex, watchChannel } from '../../src/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually, whileProgressing } from '../support/wait.js';
 import { RecipeFixture } from './fixtures.js';
+import { dataWatchesOf } from './lock-factories.js';
 
 /** Clients, each closed as it hears that the lock it waits for is free. */
 const CLIENTS = 20;
@@ -35,7 +36,8 @@ describe('closing a client while its acquire is pending (issue 25 item 12)', { t
         )
         .finally(() => settled++),
     );
-    await eventually(async () => (await Promise.all(paths.map((path) => zk.children(path)))).every((children) => children.length === 2), ROUND_TRIPS_MS, 'every waiter queued');
+    // Watching its holder's node: only then does its holder's release reach it as a notification.
+    await eventually(async () => (await Promise.all(clients.map((client) => dataWatchesOf(zk.server, client.sessionId)))).every((watches) => watches.length > 0), ROUND_TRIPS_MS, 'every waiter watching');
     // Each waiter's client closes the moment the server tells it that the holder's node went (the
     // notification is published before any watcher hears it): its acquire then learns that it
     // holds the lock, with nothing left to ask the server, after its client's close() began.
