@@ -11,7 +11,7 @@ import { writtenByZklock } from './owner-data.js';
 import { Lookahead } from './queue-lookahead.js';
 import type { QueueWait } from './queue-watch.js';
 import { LIST_INSTEAD_OF_READ, SessionLost, presentBlockers, untilAnswered, waitUntilGone } from './queue-watch.js';
-import { awaitSession } from './reconnect.js';
+import { awaitSession, sessionForCreate } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { holdsNoUserData, parseRecord } from './release-record.js';
@@ -171,8 +171,9 @@ export async function createProtected(
   for (;;) {
     deadline.check();
     const { prefix, protectionId } = name();
-    const session = client.sessionId;
-    if (only !== undefined && session !== only) throw sessionEnded(parent);
+    if (only !== undefined && client.sessionId !== only) throw sessionEnded(parent);
+    // The session the create runs on: what adoption, abandon and failOnExpiry go by (see sessionForCreate).
+    const session = await sessionForCreate(client, deadline);
     // Sent first: one session's requests run in order, so it reads the parent as it was before our create.
     const reading = readFirst ? readLockPath(client, parent, deadline).catch(() => undefined) : undefined;
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
@@ -217,10 +218,9 @@ export async function createProtected(
       } else if (error.code !== 'SESSIONEXPIRED') {
         throw error;
       }
-      // The session that sent the create has ended, and the node it may have made with it.
+      // The session that sent the create has ended, and the node it may have made with it. Else we
+      // create again: on the next session, which the loop waits for (sessionForCreate), so no refusal can make it spin.
       if (failOnExpiry && client.sessionId !== session) throw sessionEnded(parent);
-      // Create again only on a session that can hold a node: refused at once otherwise, the loop would spin.
-      if (error.code === 'SESSIONEXPIRED') await awaitSession(client, undefined, deadline);
     }
   }
 }

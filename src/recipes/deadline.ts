@@ -50,7 +50,8 @@ export class Deadline {
 
   constructor(
     private readonly options: AcquireOptions,
-    private readonly path: string,
+    /** The lock's path: its errors name it. */
+    readonly path: string,
     /** The call it bounds ('acquire', 'tryAcquire'): its errors name it. */
     readonly op: string,
   ) {

@@ -2,6 +2,7 @@ import type { Op, OpResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import type { DeleteOptions } from './guaranteed-delete.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
+import { clientsOf } from './hand-out.js';
 import type { HoldLimit } from './hold-limit.js';
 import { limitHold } from './hold-limit.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
@@ -116,6 +117,11 @@ export class Lease implements AsyncDisposable {
     return this.after?.delayed ?? 0;
   }
 
+  /** Its client, for the locks' hand-out (see handOut). */
+  get [clientsOf](): readonly ZooKeeperClient[] {
+    return [this.client];
+  }
+
   /** The session that owns the node. */
   get sessionId(): bigint {
     return this.stat.ephemeralOwner;
@@ -130,8 +136,8 @@ export class Lease implements AsyncDisposable {
    * Aborted, with a LockError REVOCATION_REQUESTED as reason, when someone asks this holder to let
    * go (requestRevocation, `zklock revoke`, Curator's Revoker), on a lock made with
    * `revocable: true`; already aborted when handed out if the request was on the node when the
-   * lease first read it and that read was answered within the acquire's timeout or signal (else a
-   * moment later, once the read or the watch catches up). Only a request: the
+   * lease first read it (an acquire hands the lease out only once that read was answered, and
+   * rejects if its timeout or signal ends first). Only a request: the
    * lease stays held until released. Never aborts on other leases, nor after this one ended.
    */
   get revocationRequested(): AbortSignal {

@@ -1,8 +1,10 @@
+import type { ZooKeeperClient } from '../client/index.js';
 import { LockError } from './lock-error.js';
 import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
 import { Deadline, tryOnly } from './deadline.js';
 import type { HoldLimit } from './hold-limit.js';
-import { limitHold, startHold } from './hold-limit.js';
+import { limitHold } from './hold-limit.js';
+import { clientsOf, handOut } from './hand-out.js';
 import type { LockState } from './inspect.js';
 import type { Lease } from './lease.js';
 import type { QueueLock } from './mutex.js';
@@ -42,6 +44,11 @@ export class MultiLease implements AsyncDisposable {
   [limitHold](limit: HoldLimit): void {
     this.hold = limit;
     for (const lease of this.leases) lease[limitHold](limit);
+  }
+
+  /** The clients of its locks, for the hand-out (see handOut). */
+  get [clientsOf](): readonly ZooKeeperClient[] {
+    return this.leases.flatMap((lease) => lease[clientsOf]);
   }
 
   get fencingTokens(): bigint[] {
@@ -95,7 +102,7 @@ export class MultiLock {
       for (;;) {
         for (const lock of this.locks) taken.push(await lock.acquire({ signal: deadline.signal }));
         // The hold's clock starts as the whole set is handed out, not at its first lock.
-        if (await this.confirmHeld(taken, deadline.signal)) return startHold(new MultiLease(taken), options);
+        if (await this.confirmHeld(taken, deadline.signal)) return await handOut(new MultiLease(taken), options, deadline);
         await releaseAll(taken);
         taken = [];
       }
@@ -130,7 +137,7 @@ export class MultiLock {
         }
         taken.push(lease);
       }
-      if (await this.confirmHeld(taken, signal)) return startHold(new MultiLease(taken), attempt);
+      if (await this.confirmHeld(taken, signal)) return await handOut(new MultiLease(taken), attempt, deadline);
       await releaseAll(taken);
       return null;
     } catch (error) {

@@ -5,7 +5,8 @@ import type { HeldNode } from './contender-queue.js';
 import { NotAcquired, acquireInQueue } from './contender-queue.js';
 import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
 import { Deadline, tryOnly } from './deadline.js';
-import { startHold } from './hold-limit.js';
+import { giveUp, giveUpNode } from './abandon.js';
+import { handOut } from './hand-out.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import { ownerData } from './owner-data.js';
@@ -119,13 +120,20 @@ export class QueueLock {
         records: this.records,
         lockDelay: this.lockDelay || undefined,
       });
-      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
-      const lease = this.lease(node, previous);
-      // A revocable lease is handed out once it has read its node: a request made while we waited
-      // is then already on its signal. Bounded by the deadline all the same: past it the lease is
-      // handed out without the answer (the node is ours; the read or the watch catches up).
-      if (this.options.revocable) await deadline.race(lease.revocationChecked).catch(() => undefined);
-      return startHold(lease, attempt);
+      let lease: Lease | undefined;
+      try {
+        await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
+        lease = this.lease(node, previous);
+        // A revocable lease is handed out once it has read its node: a request made while we
+        // waited is then already on its signal. Bounded by the deadline, as every step is.
+        if (this.options.revocable) await deadline.race(lease.revocationChecked);
+      } catch (error) {
+        // Our node holds the lock, and nobody will: it goes before the rejection, as a waiter's does.
+        const { client } = this;
+        await (lease ? giveUp(client, releaseQuietly(lease), deadline) : giveUpNode(client, node.path, node.stat.ephemeralOwner, deadline)).catch(() => undefined);
+        throw deadline.failure(error);
+      }
+      return await handOut(lease, attempt, deadline);
     } finally {
       deadline.dispose();
     }

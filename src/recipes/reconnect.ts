@@ -20,3 +20,19 @@ export async function awaitSession(client: ZooKeeperClient, owner: bigint | unde
     throw error;
   }
 }
+
+/**
+ * The session a create sent right now runs on, once the client has one. A request sent while it
+ * has none (between an expiry and the next session, while it waits to renew) is queued and runs
+ * on the next session, whose id nobody knows when it is sent: such a create's node could not be
+ * told from the expired session's, nor found and deleted when its reply is lost or the acquire
+ * gives up while it is in flight, and would stay for the new session's life. One sent while the
+ * client has session S runs on S or fails: an expiry fails every request queued or in flight.
+ * Bounded by the deadline, and rejects as awaitSession does when no session can come. The
+ * caller sends its create in the same synchronous step as it reads the answer (a session changes
+ * only in I/O and timer callbacks, never between an await's resolution and its continuation).
+ */
+export async function sessionForCreate(client: ZooKeeperClient, deadline: Deadline): Promise<bigint> {
+  while (client.sessionId === 0n) await awaitSession(client, undefined, deadline);
+  return client.sessionId;
+}

@@ -10,7 +10,7 @@ import { MultiLease, releaseAll } from './multi-lock.js';
 import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
 import { Deadline, tryOnly } from './deadline.js';
 import type { HoldOptions } from './hold-limit.js';
-import { startHold } from './hold-limit.js';
+import { handOut } from './hand-out.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
@@ -79,7 +79,7 @@ export class Semaphore {
       for (;;) {
         try {
           const leases = await this.attempt(deadline, true, count ?? 1);
-          if (leases) return handOut(leases, count, options);
+          if (leases) return await handOutLeases(leases, count, options, deadline);
         } catch (error) {
           // Our place went with the session: queue again, unless no new session can come.
           if (!(error instanceof ZooKeeperError) || error.code !== 'SESSIONEXPIRED' || deadline.expired || this.client.terminated) throw error;
@@ -109,7 +109,7 @@ export class Semaphore {
     const deadline = new Deadline(hold, this.path, 'tryAcquire');
     try {
       const leases = await this.attempt(deadline, false, count ?? 1);
-      return leases && handOut(leases, count, hold);
+      return leases && (await handOutLeases(leases, count, hold, deadline));
     } catch (error) {
       throw deadline.failure(error);
     } finally {
@@ -250,9 +250,9 @@ export class Semaphore {
   }
 }
 
-/** The lease, or with `leases: k` the MultiLease, its hold's clock started (one bound for the whole set). */
-function handOut(leases: Lease[], count: number | undefined, hold: HoldOptions): Lease | MultiLease {
-  return startHold(count === undefined ? leases[0]! : new MultiLease(leases), hold);
+/** The lease, or with `leases: k` the MultiLease, handed out (see handOut: one hold bound for the whole set). */
+function handOutLeases(leases: Lease[], count: number | undefined, hold: HoldOptions, deadline: Deadline): Promise<Lease | MultiLease> {
+  return handOut(count === undefined ? leases[0]! : new MultiLease(leases), hold, deadline);
 }
 
 /** Our place at the head of the queue went with the session (or an admin): queue again. */

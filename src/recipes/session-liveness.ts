@@ -59,8 +59,9 @@ export function onLivenessLost(client: ZooKeeperClient, margin: number, listener
  * first lock (or after a stall) a sync covers the newest packet answered at least G before it,
  * and a write sent after its answer chains it: setACL of our own node to the ACL the recipes
  * create it with, which changes nothing but its ACL version (syncs cannot chain a proof that has
- * lapsed: see liveness-proof.ts). Never throws, bounded by the deadline: a proof that cannot be
- * had shows as the lease's signal aborting at once.
+ * lapsed: see liveness-proof.ts). Bounded by the deadline: rejects with its LockError once it has
+ * passed (the caller then gives its node up: nobody will hold it). Otherwise never throws: a proof
+ * that cannot be had shows as the lease's signal aborting at once.
  */
 export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline, node: string): Promise<void> {
   livenessOf(client);
@@ -69,7 +70,8 @@ export async function proveFresh(client: ZooKeeperClient, margin: number, deadli
     await client.sync('/', { signal: deadline.requestSignal });
     await client.setACL(node, OPEN_ACL_UNSAFE, { signal: deadline.requestSignal });
   } catch {
-    // The lease's monitor decides.
+    // Aborted by the deadline: the acquire is over. Anything else: the lease's monitor decides.
+    deadline.check();
   }
 }
 

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, parentOf, validatePath } from '../client/index.js';
-import { abandon } from './abandon.js';
+import { abandon, giveUp } from './abandon.js';
 import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
 import { Deadline, tryOnly } from './deadline.js';
-import { startHold } from './hold-limit.js';
+import { handOut } from './hand-out.js';
+import { deleteGuaranteed } from './guaranteed-delete.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
 import type { LockState } from './inspect.js';
 import { simpleLockState } from './inspect.js';
 import { attemptOf, ownerData } from './owner-data.js';
-import { awaitSession } from './reconnect.js';
+import { awaitSession, sessionForCreate } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
@@ -61,7 +62,7 @@ export class SimpleLock {
     const attempt = this.begin(new Deadline(hold, this.path, 'tryAcquire'));
     try {
       const lease = await this.attempt(attempt);
-      return lease && startHold(lease, hold);
+      return lease && (await handOut(lease, hold, attempt.deadline));
     } catch (error) {
       throw attempt.deadline.failure(error);
     } finally {
@@ -78,7 +79,7 @@ export class SimpleLock {
     try {
       for (;;) {
         const lease = await this.attempt(attempt);
-        if (lease) return startHold(lease, options);
+        if (lease) return await handOut(lease, options, attempt.deadline);
         await this.waitForRelease(attempt.deadline);
       }
     } finally {
@@ -97,7 +98,8 @@ export class SimpleLock {
     const { deadline } = attempt;
     for (;;) {
       deadline.check();
-      const session = client.sessionId;
+      // The session the create runs on (see sessionForCreate): a lost or abandoned create is looked for there.
+      const session = await sessionForCreate(client, deadline);
       let found: Found | null;
       try {
         // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
@@ -175,7 +177,13 @@ export class SimpleLock {
   }
 
   private async lease(stat: Stat, deadline: Deadline): Promise<Lease> {
-    await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, this.path);
+    try {
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, this.path);
+    } catch (error) {
+      // The deadline passed: our node holds the lock, and nobody will. It goes before the rejection, as a waiter's does.
+      await giveUp(this.client, deleteGuaranteed(this.client, this.path, stat.ephemeralOwner, { czxid: stat.czxid }), deadline).catch(() => undefined);
+      throw error;
+    }
     return new Lease(this.client, this.path, this.path, stat, { ...this.options, reusableName: true });
   }
 

@@ -1,4 +1,4 @@
-import type { AcquireOptions, Lease, MultiLease, TryAcquireOptions, ZooKeeperClient } from '../../src/index.js';
+import type { AcquireOptions, Lease, LockOptions, MultiLease, TryAcquireOptions, ZooKeeperClient } from '../../src/index.js';
 import { MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperError, joinPath } from '../../src/index.js';
 import type { FaultProxy } from '../../src/testing/index.js';
 import { eventually } from '../support/wait.js';
@@ -8,6 +8,9 @@ import { eventually } from '../support/wait.js';
  * TestInterProcessMutexBase.makeLock pattern): each entry says how to make the lock under test,
  * a rival that excludes it, and where its nodes live, so a test can check them independently.
  */
+
+/** The options of the lock under test that the suites vary. */
+export type MakeOptions = Pick<LockOptions, 'failOnSessionExpiry' | 'safetyMargin'>;
 
 /** What every recipe hands out: a Lease, or a MultiLease for the multi-lock. */
 export type AnyLease = Lease | MultiLease;
@@ -20,8 +23,8 @@ export interface AnyLock {
 
 export interface LockKind {
   readonly name: string;
-  /** The lock under test. `failOnSessionExpiry` only for kinds with `hasFailOnSessionExpiry`. */
-  make(client: ZooKeeperClient, path: string, options?: { failOnSessionExpiry?: boolean }): AnyLock;
+  /** The lock under test. `failOnSessionExpiry` only for kinds with `hasFailOnSessionExpiry`; `safetyMargin` for every kind (a multi-lock's every lock). */
+  make(client: ZooKeeperClient, path: string, options?: MakeOptions): AnyLock;
   /** A lock that cannot be held together with `make`'s (a writer for the read lock): the other session of every test. */
   rival(client: ZooKeeperClient, path: string): AnyLock;
   /** Whether the recipe has the `failOnSessionExpiry` option. */
@@ -52,10 +55,10 @@ export function sessionsOf(lease: AnyLease): bigint[] {
   return 'leases' in lease ? lease.leases.map((l) => l.sessionId) : [lease.sessionId];
 }
 
-const queueKind = (name: string, make: (client: ZooKeeperClient, path: string, failOnSessionExpiry: boolean) => AnyLock): LockKind => ({
+const queueKind = (name: string, make: (client: ZooKeeperClient, path: string, options: MakeOptions) => AnyLock): LockKind => ({
   name,
-  make: (client, path, options = {}) => make(client, path, options.failOnSessionExpiry ?? false),
-  rival: (client, path) => make(client, path, false),
+  make: (client, path, options = {}) => make(client, path, options),
+  rival: (client, path) => make(client, path, {}),
   hasFailOnSessionExpiry: true,
   parents: (path) => [path],
   waiterNodes: 1,
@@ -67,17 +70,17 @@ const queueKind = (name: string, make: (client: ZooKeeperClient, path: string, f
 const multiPaths = (path: string): [string, string] => [joinPath(path, 'a'), joinPath(path, 'b')];
 
 export const KINDS: readonly LockKind[] = [
-  queueKind('Mutex', (client, path, failOnSessionExpiry) => new Mutex(client, path, { failOnSessionExpiry })),
-  queueKind('NonReentrantMutex', (client, path, failOnSessionExpiry) => new NonReentrantMutex(client, path, { failOnSessionExpiry })),
-  queueKind('WriteLock', (client, path, failOnSessionExpiry) => new ReadWriteLock(client, path, { failOnSessionExpiry }).writeLock),
+  queueKind('Mutex', (client, path, options) => new Mutex(client, path, options)),
+  queueKind('NonReentrantMutex', (client, path, options) => new NonReentrantMutex(client, path, options)),
+  queueKind('WriteLock', (client, path, options) => new ReadWriteLock(client, path, options).writeLock),
   {
-    ...queueKind('ReadLock', (client, path, failOnSessionExpiry) => new ReadWriteLock(client, path, { failOnSessionExpiry }).readLock),
+    ...queueKind('ReadLock', (client, path, options) => new ReadWriteLock(client, path, options).readLock),
     // Readers share: only a writer of the same path excludes a reader.
     rival: (client, path) => new ReadWriteLock(client, path).writeLock,
   },
   {
     name: 'Semaphore',
-    make: (client, path) => new Semaphore(client, path, 1),
+    make: (client, path, options = {}) => new Semaphore(client, path, 1, { safetyMargin: options.safetyMargin }),
     rival: (client, path) => new Semaphore(client, path, 1),
     hasFailOnSessionExpiry: false,
     parents: (path) => [joinPath(path, 'leases'), joinPath(path, 'locks')],
@@ -89,7 +92,7 @@ export const KINDS: readonly LockKind[] = [
   {
     name: 'SimpleLock',
     // The node one level down, so that its parent is this scenario's alone (the kinds of one behaviour run side by side).
-    make: (client, path) => new SimpleLock(client, simpleNode(path)),
+    make: (client, path, options = {}) => new SimpleLock(client, simpleNode(path), { safetyMargin: options.safetyMargin }),
     rival: (client, path) => new SimpleLock(client, simpleNode(path)),
     hasFailOnSessionExpiry: false,
     parents: (path) => [path],

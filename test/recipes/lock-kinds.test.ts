@@ -5,7 +5,8 @@ import { LockError, LockLostError, Semaphore } from '../../src/index.js';
 import type { FaultProxy } from '../../src/testing/index.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, sleep, within } from './fixtures.js';
-import type { AnyLease, AnyLock, LockKind } from './lock-factories.js';
+import { onRequests } from './fixtures.js';
+import type { AnyLease, AnyLock, LockKind, MakeOptions } from './lock-factories.js';
 import { KINDS, blackholeRepliesAfter, childVersions, dataWatchesOf, nodesHeld, nodesOf, nodesOwnedBy, prepare, sessionsOf } from './lock-factories.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { loseReplyTo } from '../support/lose-reply.js';
@@ -83,7 +84,7 @@ class Scenario {
   }
 
   /** The lock made for `client` (the side under test). */
-  lock(client: ZooKeeperClient, options: { failOnSessionExpiry?: boolean } = {}): AnyLock {
+  lock(client: ZooKeeperClient, options: MakeOptions = {}): AnyLock {
     return this.kind.make(client, this.path, options);
   }
 
@@ -314,21 +315,62 @@ describe('every lock kind under the same faults (issue 10)', () => {
   });
 
   describe('session expiry while waiting', { concurrency: true }, () => {
-    /** A waiter (`make`) queued behind a rival holder, its session expired by black-holing it; the network is back on return. */
-    async function waiterThroughExpiry(s: Scenario, failOnSessionExpiry: boolean): Promise<{ client: ZooKeeperClient; oldSession: bigint; holder: AnyLease; waiting: Promise<AnyLease> }> {
+    /**
+     * A waiter (`make`) queued behind a rival holder, its session expired by black-holing it; the
+     * network is back on return. `meanwhile` runs before the network comes back: the waiter has
+     * no session then.
+     */
+    async function waiterThroughExpiry(
+      s: Scenario,
+      failOnSessionExpiry: boolean,
+      options: { signal?: AbortSignal; meanwhile?: (proxy: FaultProxy, holder: AnyLease) => Promise<void> } = {},
+    ): Promise<{ client: ZooKeeperClient; oldSession: bigint; holder: AnyLease; waiting: Promise<AnyLease> }> {
       const holder = await s.rival(await s.client()).acquire();
       const { client, proxy } = await s.viaProxy({ sessionTimeout: EXPIRING });
       const oldSession = client.sessionId;
-      const waiting = s.lock(client, failOnSessionExpiry ? { failOnSessionExpiry } : {}).acquire({ timeout: 60_000 });
+      const waiting = s.lock(client, failOnSessionExpiry ? { failOnSessionExpiry } : {}).acquire(options.signal ? { signal: options.signal } : { timeout: 60_000 });
       waiting.catch(() => undefined);
       await s.queued(oldSession, s.kind.waiterNodes, 'waiter queued');
       const expired = nextEvent(client, 'expired', bound(EXPIRING));
       proxy.blackhole('both');
       await expired;
       await eventually(async () => (await s.owned(oldSession)).length === 0, bound(EXPIRING), "the server removed the expired session's nodes");
+      await options.meanwhile?.(proxy, holder);
       proxy.passThrough();
       return { client, oldSession, holder, waiting };
     }
+
+    /**
+     * Issue 25 item 1: the waiter joins again at once when it hears of the expiry, while the client
+     * has no session. Its create then runs on the next one: it must be told apart from the expired
+     * session's, and a create aborted in flight must still be looked for and deleted. The holder
+     * goes meanwhile, so that SimpleLock's create makes the node too.
+     */
+    eachKind('between-sessions', 'aborted while the create of its new session is unanswered: LockError ABORTED, and no node of the new session stays', async (s) => {
+      const giveUp = new AbortController();
+      let sent = false;
+      const { client, waiting } = await waiterThroughExpiry(s, false, {
+        signal: giveUp.signal,
+        meanwhile: async (proxy, holder) => {
+          await holder.release();
+          // The caller gives up as the create goes up: the server runs it, the client hears no answer.
+          const marker = s.kind.createMarker(s.path).contended;
+          proxy.onChunk((event) => {
+            if (sent || event.direction !== 'upstream' || event.dropped || !event.chunk.includes(marker)) return;
+            sent = true;
+            giveUp.abort(new Error('caller gave up'));
+          });
+        },
+      });
+      await assert.rejects(within(waiting, bound(EXPIRING), 'the aborted acquire rejects'), isLockError('ABORTED'));
+      assert.ok(sent, 'the create of the new session went up before the abort');
+      await client.waitForConnected({ timeout: bound(EXPIRING) });
+      const session = client.sessionId;
+      await eventually(async () => (await s.owned(session)).length === 0, ROUND_TRIPS, 'no node of the new session stays').catch(async (error: unknown) => {
+        throw new Error(`${(error as Error).message}: ${(await s.owned(session)).join(', ')}`);
+      });
+      assert.equal(client.sessionId, session, 'the new session lives on (its nodes did not go with it)');
+    });
 
     eachKind('expiry-wait', 'the waiter queues again with its new session and gets the lock once the holder releases', async (s) => {
       const { client, oldSession, holder, waiting } = await waiterThroughExpiry(s, false);
@@ -345,6 +387,43 @@ describe('every lock kind under the same faults (issue 10)', () => {
       await lease.release();
     });
 
+    /**
+     * The same, the create's reply lost instead: the connection drops with it, and the caller
+     * gives up while the acquire adopts (it waits for the reconnect to look for its node).
+     */
+    eachKind('between-sessions-lost', 'its create on the new session answered into a dropped connection, aborted during the adoption: LockError ABORTED, and no node of the new session stays', async (s) => {
+      const giveUp = new AbortController();
+      let sent = false;
+      let droppedBefore = 0;
+      let fault: FaultProxy | undefined;
+      const { client, waiting } = await waiterThroughExpiry(s, false, {
+        signal: giveUp.signal,
+        meanwhile: async (proxy, holder) => {
+          await holder.release();
+          fault = proxy;
+          droppedBefore = proxy.stats().droppedDownstreamBytes;
+          const marker = s.kind.createMarker(s.path).contended;
+          proxy.onChunk((event) => {
+            if (sent || event.direction !== 'upstream' || event.dropped || !event.chunk.includes(marker)) return;
+            sent = true;
+            proxy.blackhole('downstream');
+          });
+        },
+      });
+      await eventually(() => sent && fault!.stats().droppedDownstreamBytes > droppedBefore, bound(EXPIRING), "the reply to the new session's create dropped");
+      const session = client.sessionId;
+      const suspended = nextEvent(client, 'suspended', ROUND_TRIPS);
+      fault!.resetAll();
+      fault!.passThrough();
+      await suspended;
+      giveUp.abort(new Error('caller gave up'));
+      await assert.rejects(within(waiting, bound(EXPIRING), 'the aborted acquire rejects'), isLockError('ABORTED'));
+      await eventually(async () => (await s.owned(session)).length === 0, ROUND_TRIPS, 'no node of the new session stays').catch(async (error: unknown) => {
+        throw new Error(`${(error as Error).message}: ${(await s.owned(session)).join(', ')}`);
+      });
+      assert.equal(client.sessionId, session, 'the new session lives on (its nodes did not go with it)');
+    });
+
     eachKind(
       'expiry-wait-fail',
       'with failOnSessionExpiry: LockError SESSIONEXPIRED and no node',
@@ -357,6 +436,47 @@ describe('every lock kind under the same faults (issue 10)', () => {
       },
       KINDS.filter((kind) => kind.hasFailOnSessionExpiry),
     );
+  });
+
+  describe('during the liveness proof', { concurrency: true }, () => {
+    const PROOF_SESSION = 4000;
+    /**
+     * The proof trails the present by at least a quarter of the session timeout (see
+     * liveness-proof.ts): with a margin of 0.9 of it, only a handshake's own proof stands, for a
+     * tenth of it. Once that has run out, every acquire rebuilds the proof before it hands a
+     * lease out (proveFresh: a sync, then a setACL of our node); `during` runs as the setACL goes.
+     */
+    async function duringProof(s: Scenario, during: (client: ZooKeeperClient) => void, signal?: AbortSignal): Promise<{ client: ZooKeeperClient; acquired: Promise<AnyLease> }> {
+      const client = await s.client({ sessionTimeout: PROOF_SESSION });
+      const safetyMargin = 0.9 * PROOF_SESSION;
+      await eventually(() => client.sessionAliveUntil() - safetyMargin <= performance.now(), ROUND_TRIPS, "the handshake's proof ran out");
+      let proving = false;
+      onRequests(client, new Set(['setACL']), () => {
+        if (proving) return;
+        proving = true;
+        during(client);
+      });
+      const acquired = s.lock(client, { safetyMargin }).acquire(signal ? { signal } : {});
+      acquired.catch(() => undefined);
+      await within(acquired.catch(() => undefined), ROUND_TRIPS, 'the acquire settles');
+      assert.ok(proving, 'the acquire rebuilt the proof');
+      return { client, acquired };
+    }
+
+    eachKind('abort-proof', 'aborted while the liveness proof is rebuilt: LockError ABORTED, and no node (issue 25 item 4)', async (s) => {
+      const giveUp = new AbortController();
+      const { client, acquired } = await duringProof(s, () => giveUp.abort(new Error('caller gave up')), giveUp.signal);
+      await assert.rejects(acquired, isLockError('ABORTED'));
+      assert.deepEqual(await s.owned(client.sessionId), [], 'no node of ours is left');
+    });
+
+    eachKind('close-proof', 'the client closed while the liveness proof is rebuilt: CLOSED, and no lease is handed out (issue 25 item 12)', async (s) => {
+      const { acquired } = await duringProof(s, (client) => void client.close());
+      await assert.rejects(acquired, (error: unknown) => {
+        assert.equal((error as { code?: string }).code, 'CLOSED', `rejected with CLOSED, got ${String(error)}`);
+        return true;
+      });
+    });
   });
 
   describe('an admin deleting a waiter\'s node', { concurrency: true }, () => {
