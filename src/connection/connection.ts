@@ -101,11 +101,23 @@ export class Connection {
     this.timer = setTimeout(() => this.close(lost(`${what} timed out after ${ms} ms on ${this.label}`)), ms);
   }
 
-  private scheduleTick(): void {
+  /**
+   * Sends a ping when nothing was sent for the ping interval, and drops the connection when
+   * nothing was received for the read timeout. Timers run before the event loop reads its
+   * sockets: after a stall of the loop (a long computation, a GC pause), bytes that arrived
+   * meanwhile are still unread when the deadline is judged here. So a deadline found passed is
+   * judged again `afterRead`, once the loop has read what is waiting (an immediate runs after the
+   * poll phase of the same turn): a healthy connection is not dropped for the process's own silence.
+   */
+  private scheduleTick(afterRead = false): void {
     if (this.closed) return;
     const now = performance.now();
     const readDeadline = this.lastReceivedAt + this.readTimeoutMs;
     if (now >= readDeadline) {
+      if (!afterRead) {
+        setImmediate(() => this.scheduleTick(true));
+        return;
+      }
       this.close(lost(`no data from ${this.label} for ${Math.round(now - this.lastReceivedAt)} ms (read timeout ${Math.round(this.readTimeoutMs)} ms)`));
       return;
     }
