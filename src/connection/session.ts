@@ -118,6 +118,14 @@ export class Session extends EventEmitter {
   private readonly waitTask = (): void => this.enforceWaitBound();
   /** Requests being failed, a slice per turn of the event loop: nothing is written meanwhile. */
   private readonly backlog = new Backlog(() => this.schedulePump());
+  /**
+   * A reply settled a caller's promise in this turn of the event loop: the code awaiting it has
+   * not run yet, so a watch event read now waits for the next turn (see onFrame).
+   */
+  private repliesUnseen = false;
+  private readonly repliesSeen = (): void => {
+    this.repliesUnseen = false;
+  };
   private pingsSentAt = new Fifo<number>();
   private readonly authInfo: AuthEntry[] = [];
   private authInFlight = new Fifo<AuthEntry>();
@@ -496,7 +504,7 @@ export class Session extends EventEmitter {
         socket,
         {
           onFrame: (frame) => {
-            if (established) this.onFrame(frame);
+            if (established) this.onFrame(connection, frame);
             else if (closingStale) connection.close(new ZooKeeperError('CONNECTIONLOSS', 'stale session closed', { zkCode: -4 }));
             else {
               const outcome = this.onHandshake(connection, frame, requestedSession, offered);
@@ -637,14 +645,27 @@ export class Session extends EventEmitter {
    * A reply over maxReplyBytes brings only its header, which is all that matching it, the zxid
    * and the liveness proof need: only its own request fails, the connection goes on.
    */
-  private onFrame(frame: DecodedFrame): void {
+  private onFrame(connection: Connection, frame: DecodedFrame): void {
     const r = new Reader(frame instanceof OversizedFrame ? frame.head : frame);
     const header = readReplyHeader(r);
+    if (header.xid === Xid.notification) {
+      // Watchers are called now, replies reach their callers through promises, a microtask or
+      // more later (as many as the await chain has links). A watch event read behind a reply
+      // waits until the event loop has turned, when the code awaiting that reply has run: else
+      // `await getData(p, { watch }); dirty = false` runs after the watcher it set, and loses the
+      // change. So does one read while older requests are still being failed. The frames behind
+      // it wait too, so that no later reply overtakes it.
+      if (this.repliesUnseen || this.backlog.busy) {
+        connection.deferFrame();
+        return;
+      }
+      // Only once handled: a zxid passed to setWatches tells the server what not to fire again.
+      if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
+      this.emit('notification', readWatcherEvent(r) satisfies WatcherEvent);
+      return;
+    }
     if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
     switch (header.xid) {
-      case Xid.notification:
-        this.emit('notification', readWatcherEvent(r) satisfies WatcherEvent);
-        return;
       case Xid.ping: {
         const sentAt = this.pingsSentAt.shift();
         if (sentAt !== undefined) this.liveness.onAnswer(sentAt, performance.now(), 'plain');
@@ -665,6 +686,10 @@ export class Session extends EventEmitter {
     if (this.pending.waiting > 0) this.schedulePump();
     this.liveness.onAnswer(packet.sentAt!, performance.now(), answerKind(packet.type, header.err));
     if (packet.settled) return;
+    if (!this.repliesUnseen) {
+      this.repliesUnseen = true;
+      setImmediate(this.repliesSeen);
+    }
     packet.onReply?.(header.err, header.xid);
     if (header.err !== 0) {
       // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
