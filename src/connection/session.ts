@@ -726,14 +726,15 @@ export class Session extends EventEmitter {
     this.announcement = undefined;
     this.seeker.stop();
     this.liveness.onConnectionLost();
-    // Requests queued but not written stay queued for the next connection: their outcome is known (not run).
+    // Everything asked before the loss of a session's connection and not answered fails, as in
+    // Java: those in flight (their outcome unknown), and those still waiting to be written behind
+    // them (not run). Only what is asked from now on waits for the next connection: what ran is a
+    // prefix of what was asked, never a prefix and then a tail the next connection ran.
+    // Requests asked while no connection was up wait through failed attempts (nothing was written).
     const lost = this.outstanding;
     this.outstanding = new Fifo();
-    // The detail, not the message: the new error adds its own code and op/path around it.
-    const message = `${reason.detail}; the outcome of the request is unknown`;
-    this.backlog.fail(lost, (packet) =>
-      withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason })),
-    );
+    this.backlog.fail(lost, connectionLoss(reason, 'the outcome of the request is unknown'));
+    if (established) this.backlog.fail(this.pending.takeAll(), connectionLoss(reason, 'the request was not sent'));
     if (this.isStopped) return;
     if (this.waitTimer === undefined) this.enforceWaitBound();
     // A planned move only for a provisional session: one a read-only server resumed (3.8's refuses
@@ -874,6 +875,13 @@ function answerKind(type: number, err: number): AnswerKind {
 
 function emptyLists(): { [K in keyof WatchLists]: string[] } {
   return { data: [], exist: [], child: [], persistent: [], persistentRecursive: [] };
+}
+
+/** The CONNECTIONLOSS of a request the loss `reason` ended, saying what became of it. */
+function connectionLoss(reason: ZooKeeperError, outcome: string): (packet: Packet) => ZooKeeperError {
+  // The detail, not the message: the new error adds its own code and op/path around it.
+  const message = `${reason.detail}; ${outcome}`;
+  return (packet) => withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason }));
 }
 
 /** An error like `reason` (its code and words, it as the cause) told of another request. */
