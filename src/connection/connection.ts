@@ -97,7 +97,8 @@ export class Connection {
   /**
    * False while the socket holds more than WRITE_BUFFER_BYTES the kernel has not taken (a server
    * that stopped reading): stop writing requests until onWritable, rather than buffer them all
-   * in the socket, where they could no longer wait for the next connection.
+   * in the socket, where a connection loss would leave their outcome unknown (requests still in
+   * the client fail as not sent).
    */
   get writable(): boolean {
     return !this.closed && this.socket.writableLength < WRITE_BUFFER_BYTES;

@@ -597,8 +597,8 @@ export class Session extends EventEmitter {
 
   /**
    * The seeker found a read/write server: leave the read-only one for it (as Java's
-   * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests in
-   * flight on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
+   * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests not
+   * answered on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
    */
   private moveToReadWrite(host: HostPort): void {
     const connection = this.connection;
