@@ -45,4 +45,13 @@ describe('an event-loop stall', () => {
     assert.deepEqual(lost, [], 'the connection stayed up');
     assert.equal(client.state, 'connected');
   });
+
+  it("longer than a request's own timeout, with its reply waiting in the socket, answers the request rather than failing it with TIMEOUT", async () => {
+    await client.create('/stall-timeout', 'data');
+    const reply = client.getData('/stall-timeout', { timeout: 1000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    stall(1500);
+    const { data } = await within(reply, ROUND_TRIPS_MS, 'the reply');
+    assert.equal(data.toString(), 'data');
+  });
 });
