@@ -185,10 +185,11 @@ export class Connection {
     if (this.endReason) this.report();
   }
 
-  /** Ends the connection at once: the frames not handled yet are dropped. */
+  /** Ends the connection at once: the frames not handled yet are dropped. Also after the socket ended with frames left to handle. */
   close(reason: ZooKeeperError): void {
     this.inbox = new Fifo();
     this.end(reason);
+    this.report();
   }
 
   /** The socket ended or failed: reported once the frames read before are handled. */
