@@ -114,10 +114,21 @@ export class Connection {
     this.scheduleTick();
   }
 
-  /** Bounds a phase (the handshake) before the liveness clock runs. */
+  /**
+   * Bounds a phase (the handshake) before the liveness clock runs. Judged after the event loop
+   * has read the socket, as the read deadline is (see scheduleTick): the answer that ends the
+   * phase (and replaces this timer) may be waiting there after a stall.
+   */
   setDeadline(ms: number, what: string): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.close(lost(`${what} timed out after ${ms} ms on ${this.label}`)), ms);
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (this.timer === timer) this.close(lost(`${what} timed out after ${ms} ms on ${this.label}`));
+        }),
+      ms,
+    );
+    this.timer = timer;
   }
 
   /**

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import type { ZooKeeperClient } from '../../src/index.js';
+import { ZooKeeperClient } from '../../src/index.js';
+import { FaultProxy } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { RecipeFixture, within } from '../recipes/fixtures.js';
 
@@ -44,6 +45,28 @@ describe('an event-loop stall', () => {
     await client.getData('/stall');
     assert.deepEqual(lost, [], 'the connection stayed up');
     assert.equal(client.state, 'connected');
+  });
+
+  it('longer than the handshake deadline, with the handshake answer waiting in the socket, establishes the session on that connection', async () => {
+    await using proxy = await FaultProxy.start({ targetPort: zk.server.port });
+    let stalled = false;
+    // The proxy runs in this process: the stall starts once it has handed the server's answer to the client's socket.
+    proxy.onChunk((event) => {
+      if (event.direction !== 'downstream' || stalled) return;
+      stalled = true;
+      stall(1500); // over the handshake deadline: a third of the 3 s session
+    });
+    const failures: string[] = [];
+    const late = new ZooKeeperClient(proxy.connectString, { sessionTimeout: 3000 });
+    late.on('connectionError', (error) => failures.push(error.message));
+    try {
+      await late.waitForConnected({ timeout: ROUND_TRIPS_MS });
+      assert.ok(stalled, 'the loop was stalled');
+      assert.deepEqual(failures, [], 'the first connection was kept');
+      assert.equal(proxy.stats().totalConnections, 1);
+    } finally {
+      await late.close();
+    }
   });
 
   it("longer than a request's own timeout, with its reply waiting in the socket, answers the request rather than failing it with TIMEOUT", async () => {
