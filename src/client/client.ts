@@ -75,9 +75,8 @@ export interface ClientOptions {
   renewExpiredSession?: boolean;
   /**
    * Requests written to the server and not yet answered, at most (≥ 1, or Infinity). Those
-   * beyond wait in the client, in call order, and go out as replies come in; after a connection
-   * loss they are sent on the next connection, where requests in flight fail with CONNECTIONLOSS.
-   * Default 2048 (see limits.ts).
+   * beyond wait in the client, in call order, and go out as replies come in; a connection loss
+   * fails them with those in flight (CONNECTIONLOSS, "not sent"). Default 2048 (see limits.ts).
    */
   maxInFlight?: number;
   /**

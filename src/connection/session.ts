@@ -118,6 +118,14 @@ export class Session extends EventEmitter {
   private readonly waitTask = (): void => this.enforceWaitBound();
   /** Requests being failed, a slice per turn of the event loop: nothing is written meanwhile. */
   private readonly backlog = new Backlog(() => this.schedulePump());
+  /**
+   * A reply settled a caller's promise in this turn of the event loop: the code awaiting it has
+   * not run yet, so a watch event read now waits for the next turn (see onFrame).
+   */
+  private repliesUnseen = false;
+  private readonly repliesSeen = (): void => {
+    this.repliesUnseen = false;
+  };
   private pingsSentAt = new Fifo<number>();
   private readonly authInfo: AuthEntry[] = [];
   private authInFlight = new Fifo<AuthEntry>();
@@ -501,7 +509,7 @@ export class Session extends EventEmitter {
         socket,
         {
           onFrame: (frame) => {
-            if (established) this.onFrame(frame);
+            if (established) this.onFrame(connection, frame);
             else if (closingStale) connection.close(new ZooKeeperError('CONNECTIONLOSS', 'stale session closed', { zkCode: -4 }));
             else {
               const outcome = this.onHandshake(connection, frame, requestedSession, offered);
@@ -594,8 +602,8 @@ export class Session extends EventEmitter {
 
   /**
    * The seeker found a read/write server: leave the read-only one for it (as Java's
-   * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests in
-   * flight on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
+   * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests not
+   * answered on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
    */
   private moveToReadWrite(host: HostPort): void {
     const connection = this.connection;
@@ -642,14 +650,27 @@ export class Session extends EventEmitter {
    * A reply over maxReplyBytes brings only its header, which is all that matching it, the zxid
    * and the liveness proof need: only its own request fails, the connection goes on.
    */
-  private onFrame(frame: DecodedFrame): void {
+  private onFrame(connection: Connection, frame: DecodedFrame): void {
     const r = new Reader(frame instanceof OversizedFrame ? frame.head : frame);
     const header = readReplyHeader(r);
+    if (header.xid === Xid.notification) {
+      // Watchers are called now, replies reach their callers through promises, a microtask or
+      // more later (as many as the await chain has links). A watch event read behind a reply
+      // waits until the event loop has turned, when the code awaiting that reply has run: else
+      // `await getData(p, { watch }); dirty = false` runs after the watcher it set, and loses the
+      // change. So does one read while older requests are still being failed. The frames behind
+      // it wait too, so that no later reply overtakes it.
+      if (this.repliesUnseen || this.backlog.busy) {
+        connection.deferFrame();
+        return;
+      }
+      // Only once handled: a zxid passed to setWatches tells the server what not to fire again.
+      if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
+      this.emit('notification', readWatcherEvent(r) satisfies WatcherEvent);
+      return;
+    }
     if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
     switch (header.xid) {
-      case Xid.notification:
-        this.emit('notification', readWatcherEvent(r) satisfies WatcherEvent);
-        return;
       case Xid.ping: {
         const sentAt = this.pingsSentAt.shift();
         if (sentAt !== undefined) this.liveness.onAnswer(sentAt, performance.now(), 'plain');
@@ -670,6 +691,10 @@ export class Session extends EventEmitter {
     if (this.pending.waiting > 0) this.schedulePump();
     this.liveness.onAnswer(packet.sentAt!, performance.now(), answerKind(packet.type, header.err));
     if (packet.settled) return;
+    if (!this.repliesUnseen) {
+      this.repliesUnseen = true;
+      setImmediate(this.repliesSeen);
+    }
     packet.onReply?.(header.err, header.xid);
     if (header.err !== 0) {
       // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
@@ -706,14 +731,15 @@ export class Session extends EventEmitter {
     this.announcement = undefined;
     this.seeker.stop();
     this.liveness.onConnectionLost();
-    // Requests queued but not written stay queued for the next connection: their outcome is known (not run).
+    // Everything asked before the loss of a session's connection and not answered fails, as in
+    // Java: those in flight (their outcome unknown), and those still waiting to be written behind
+    // them (not run). Only what is asked from now on waits for the next connection: what ran is a
+    // prefix of what was asked, never a prefix and then a tail the next connection ran.
+    // Requests asked while no connection was up wait through failed attempts (nothing was written).
     const lost = this.outstanding;
     this.outstanding = new Fifo();
-    // The detail, not the message: the new error adds its own code and op/path around it.
-    const message = `${reason.detail}; the outcome of the request is unknown`;
-    this.backlog.fail(lost, (packet) =>
-      withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason })),
-    );
+    this.backlog.fail(lost, connectionLoss(reason, 'the outcome of the request is unknown'));
+    if (established) this.backlog.fail(this.pending.takeAll(), connectionLoss(reason, 'the request was not sent'));
     if (this.isStopped) return;
     if (this.waitTimer === undefined) this.enforceWaitBound();
     // A planned move only for a provisional session: one a read-only server resumed (3.8's refuses
@@ -854,6 +880,13 @@ function answerKind(type: number, err: number): AnswerKind {
 
 function emptyLists(): { [K in keyof WatchLists]: string[] } {
   return { data: [], exist: [], child: [], persistent: [], persistentRecursive: [] };
+}
+
+/** The CONNECTIONLOSS of a request the loss `reason` ended, saying what became of it. */
+function connectionLoss(reason: ZooKeeperError, outcome: string): (packet: Packet) => ZooKeeperError {
+  // The detail, not the message: the new error adds its own code and op/path around it.
+  const message = `${reason.detail}; ${outcome}`;
+  return (packet) => withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason }));
 }
 
 /** An error like `reason` (its code and words, it as the cause) told of another request. */
