@@ -725,7 +725,12 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     }
   }
 
-  /** Ends the session (its ephemeral nodes are deleted at once) and releases every timer and socket. */
+  /**
+   * Ends the session (its ephemeral nodes are deleted at once) and releases every timer and
+   * socket. While disconnected it ends the session over a connection of its own, bounded by the
+   * session timeout; when no server answers, it resolves all the same and the ephemeral nodes
+   * stay until the server expires the session (see the README).
+   */
   close(): Promise<void> {
     return this.session.close();
   }
