@@ -214,6 +214,9 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
       if (event === 'expired') this.watches.endAll('expired');
       if (event === 'closed') this.watches.endAll('closed');
+      // `connecting`: a planned move from a read-only server, whose new session re-registers the watches too.
+      if (event === 'suspended' || event === 'connecting') this.watches.connectionChanged('disconnected');
+      if (event === 'reconnected' || event === 'connected') this.watches.connectionChanged('reconnected');
       if (event === 'connected' || event === 'reconnected') this.lastFailure = undefined;
       // The session forgets its id before it says expired: the event names the session that ended.
       if (event !== 'expired') this.lastSessionId = this.sessionId;

@@ -251,6 +251,18 @@ export class WatchManager {
   }
 
   /**
+   * Tells the persistent watches of a gap in their stream: the connection was lost
+   * (`disconnected`), or a connection carries the session again (`reconnected`, the watches
+   * re-registered by then). One-shot watches need no such word: a reconnect's setWatches fires
+   * those whose node changed meanwhile.
+   */
+  connectionChanged(type: Extract<WatchEventType, 'disconnected' | 'reconnected'>): void {
+    for (const map of [this.persistent, this.recursive]) {
+      for (const [path, set] of map) for (const watch of set) watch.deliver({ type, path });
+    }
+  }
+
+  /**
    * What to re-register after a reconnect, in server paths. One-shot watches a persistent watch
    * serves are listed too: the server applies the one-shot lists first (DataTree.setWatches), so
    * it reports a change missed while disconnected to them as it does to any one-shot watch, and
