@@ -161,6 +161,15 @@ export type MultiReadResult = { op: 'getData'; data: Buffer; stat: Stat } | { op
 
 export type ClientState = SessionState;
 
+/** The one-shot watch classes, as removeAllWatches and checkWatches name them: `any` is both. */
+export type OneShotWatchType = 'data' | 'children' | 'any';
+
+/** One identity of a session, as whoAmI reports it. */
+export interface ClientIdentity {
+  scheme: string;
+  user: string;
+}
+
 const EMPTY = Buffer.alloc(0);
 
 /** removeWatches' type for each one-shot watch class (data covers the watches exists sets). */
@@ -612,18 +621,56 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   }
 
   /**
-   * Removes a one-shot watcher from `path`, also one whose request is still awaiting its reply;
-   * the watcher is not called. The server's watch is removed too once no local watcher needs it
-   * and no request in flight of this client is setting it for another watcher (then when the
-   * last such request is answered without registering one).
+   * Removes a one-shot watcher from `path`, also one whose request is still awaiting its reply
+   * (that one is never called). A registered one is called once more, with `dataWatchRemoved` or
+   * `childWatchRemoved` (once per class it was on), as in Java. Rejects with NOWATCHER, changing
+   * nothing, when the watcher is not on `path`: it fired already, or never was. The server's
+   * watch is removed too once no local watcher needs it and no request in flight of this client
+   * is setting it for another watcher (then when the last such request is answered without
+   * registering one).
    */
   async removeWatcher(path: string, watcher: Watcher, options?: CallOptions): Promise<void> {
     validatePath(path, 'removeWatcher');
     const where = at('removeWatcher', path);
     checkFunction(watcher, 'watcher', where, true);
-    options = callBounds(options, where);
-    const unwanted = this.watches.remove(path, watcher);
+    await this.removeWatchers(path, watcher, WATCH_CLASSES, callBounds(options, where), where);
+  }
+
+  /**
+   * Removes every one-shot watcher of this client on `path` of `type` (`any`: both), each told as
+   * by {@link removeWatcher}, and the server's watch; NOWATCHER when there was none. Persistent
+   * watches are not touched: `remove()` them.
+   */
+  async removeAllWatches(path: string, type: OneShotWatchType, options?: CallOptions): Promise<void> {
+    validatePath(path, 'removeAllWatches');
+    const where = at('removeAllWatches', path);
+    const classes = watchClassesOf(type, where);
+    await this.removeWatchers(path, undefined, classes, callBounds(options, where), where);
+  }
+
+  private async removeWatchers(path: string, watcher: Watcher | undefined, classes: readonly WatchClass[], options: CallOptions, where: Where): Promise<void> {
+    const { matched, unwanted } = this.watches.remove(path, watcher, classes);
+    if (!matched) throw new ZooKeeperError('NOWATCHER', watcher ? 'this watcher is not on the path' : 'no watcher of this client on the path', where);
     await Promise.all(unwanted.map((watchClass) => this.removeServerWatch(path, REMOVE_TYPE[watchClass], options)));
+  }
+
+  /**
+   * Resolves when the server holds a watch of this session of `type` on `path` (a persistent
+   * watch counts for both), else rejects with NOWATCHER. One-shot watches a persistent watch of
+   * this client serves have no server watch of their own (see the README).
+   */
+  async checkWatches(path: string, type: OneShotWatchType, options?: CallOptions): Promise<void> {
+    const server = this.serverPath(path, 'checkWatches');
+    const where = at('checkWatches', path);
+    watchClassesOf(type, where);
+    const spec = callBounds(options, where);
+    await this.send({ type: OpCode.checkWatches, op: 'checkWatches', path, write: (w) => writePathInt(w, server, WatcherType[type]), ...spec });
+  }
+
+  /** The identities the server knows this session by (`ip`, and those added with addAuth). A 3.7+ server; an older one answers UNIMPLEMENTED. */
+  async whoAmI(options?: CallOptions): Promise<ClientIdentity[]> {
+    const spec = callBounds(options, { op: 'whoAmI' });
+    return this.send({ type: OpCode.whoAmI, op: 'whoAmI', read: readClientInfos, ...spec });
   }
 
   private async removeServerWatch(path: string, type: number, options: CallOptions = {}): Promise<void> {
@@ -810,6 +857,21 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 /** exists sets a watch whether or not the node exists: on a missing one it waits for the creation. */
 function existsWatchKind(err: number): WatchKind | undefined {
   return err === 0 ? 'data' : err === ZK_ERROR.NONODE ? 'exist' : undefined;
+}
+
+/** whoAmI's reply: a vector of ClientInfo {authScheme, user}. */
+function readClientInfos(r: Reader): ClientIdentity[] {
+  const count = r.int();
+  const identities: ClientIdentity[] = [];
+  for (let i = 0; i < count; i++) identities.push({ scheme: r.string(), user: r.string() });
+  return identities;
+}
+
+function watchClassesOf(type: unknown, where: Where): readonly WatchClass[] {
+  if (type === 'data') return ['data'];
+  if (type === 'children') return ['child'];
+  if (type === 'any') return WATCH_CLASSES;
+  return invalidArgument('type', "'data', 'children' or 'any'", type, where);
 }
 
 /** getData's reply: a node without data (null on the wire) reads as an empty buffer. */

@@ -1,6 +1,16 @@
 import { EventType } from '../protocol/index.js';
 
-export type WatchEventType = 'created' | 'deleted' | 'dataChanged' | 'childrenChanged' | 'expired' | 'closed' | 'disconnected' | 'reconnected';
+export type WatchEventType =
+  | 'created'
+  | 'deleted'
+  | 'dataChanged'
+  | 'childrenChanged'
+  | 'expired'
+  | 'closed'
+  | 'disconnected'
+  | 'reconnected'
+  | 'dataWatchRemoved'
+  | 'childWatchRemoved';
 
 /**
  * What a watcher receives. `expired` and `closed` end every watch: the server forgot it with the
@@ -11,6 +21,9 @@ export type WatchEventType = 'created' | 'deleted' | 'dataChanged' | 'childrenCh
  * re-registers a persistent watch after a reconnect without replaying what it missed, unlike a
  * one-shot watch), so a cache must read what it watches again on `reconnected`; every change
  * after that read is reported (the read goes after the re-registration, on the same connection).
+ *
+ * `dataWatchRemoved` and `childWatchRemoved` go to a one-shot watcher that `removeWatcher` or
+ * `removeAllWatches` removed (once per class), as Java's removal events: it hears nothing more.
  */
 export interface WatchEvent {
   type: WatchEventType;
