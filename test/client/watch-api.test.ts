@@ -4,28 +4,24 @@ import type { WatchEvent } from '../../src/index.js';
 import { ZooKeeperClient } from '../../src/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
 import { OpCode, ZK_ERROR } from '../../src/protocol/index.js';
-import { RecipeFixture, within } from '../recipes/fixtures.js';
+import { within } from '../recipes/fixtures.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { serverFixture } from '../support/server-fixture.js';
 import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
 
 /** Java's removeWatches, removeAllWatches, checkWatches and whoAmI, against the server's own word (wchc). */
 describe('watch removal, watch checks and whoAmI', () => {
-  let zk: RecipeFixture;
+  // The fixture's client changes the nodes; `client` is the one under test.
+  const zk = serverFixture();
   let client: ZooKeeperClient;
-
-  before(async () => {
-    zk = await RecipeFixture.start();
-    client = await zk.client();
-  });
-  after(async () => {
-    await zk?.close();
-  });
+  before(async () => (client = await ZooKeeperClient.connect(zk.server.connectString)));
+  after(() => client?.close());
 
   const watching = async (path: string): Promise<boolean> => (await serverWatches(zk.server, client.sessionId)).includes(path);
 
   it('removeWatcher tells the removed watcher (dataWatchRemoved / childWatchRemoved) and rejects NOWATCHER when nothing matched', async () => {
-    await zk.admin.create('/wa-remove');
+    await zk.client.create('/wa-remove');
     const heard: WatchEvent[] = [];
     const watcher = (event: WatchEvent): void => void heard.push(event);
     await client.getData('/wa-remove', { watch: watcher });
@@ -38,13 +34,13 @@ describe('watch removal, watch checks and whoAmI', () => {
     ]);
     await eventually(async () => !(await watching('/wa-remove')), ROUND_TRIPS_MS, 'the server watch is gone');
     await assert.rejects(client.removeWatcher('/wa-remove', watcher), { code: 'NOWATCHER', op: 'removeWatcher', path: '/wa-remove' });
-    await zk.admin.setData('/wa-remove', 'x');
+    await zk.client.setData('/wa-remove', 'x');
     await client.sync('/');
     assert.equal(heard.length, 2, 'nothing after the removal');
   });
 
   it('removeAllWatches removes every watcher of a class on a path, each told once, and rejects NOWATCHER when there was none', async () => {
-    await zk.admin.create('/wa-all');
+    await zk.client.create('/wa-all');
     const heard: string[] = [];
     const a = (event: WatchEvent): void => void heard.push(`a ${event.type}`);
     const b = (event: WatchEvent): void => void heard.push(`b ${event.type}`);
@@ -66,8 +62,8 @@ describe('watch removal, watch checks and whoAmI', () => {
   });
 
   it('whoAmI lists the identities of the session; a server without it (before 3.7) is UNIMPLEMENTED', async () => {
-    const authed = await zk.client({ auth: [{ scheme: 'digest', auth: 'alice:secret' }] });
-    const identities = await authed.whoAmI();
+    const authed = await ZooKeeperClient.connect(zk.server.connectString, { auth: [{ scheme: 'digest', auth: 'alice:secret' }] });
+    const identities = await authed.whoAmI().finally(() => authed.close());
     assert.deepEqual(
       identities.map((id) => id.scheme).sort(),
       ['digest', 'ip'],
