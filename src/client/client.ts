@@ -45,6 +45,7 @@ import type { StateListener } from './state-listeners.js';
 import { StateListeners } from './state-listeners.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
+import { CONFIG_NODE, ConfigWatchers } from './config-watch.js';
 import type { Where } from './validate.js';
 import {
   checkAcl,
@@ -186,6 +187,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly session: Session;
   private readonly chrootMap: Chroot;
   private readonly watches: WatchManager;
+  private readonly configWatchers = new ConfigWatchers();
   private readonly stateListeners = new StateListeners();
   /** The last connection failure since the session was last connected: why a wait for it timed out. */
   private lastFailure: Error | undefined;
@@ -213,16 +215,19 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       maxRequestBytes: checkFrameLimit(options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 'maxRequestBytes'),
       maxReplyBytes: checkFrameLimit(options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, 'maxReplyBytes'),
     });
-    this.session.setWatchProvider(() => this.watches.registrations());
+    this.session.setWatchProvider(() => this.configWatchers.withRegistration(this.watches.registrations()));
     this.session.on('notification', (raw: WatcherEvent) => {
+      this.configWatchers.dispatch(raw);
       const event = this.watches.decode(raw);
       if (!event) return;
       if (watchChannel.hasSubscribers) watchChannel.publish({ ...event, sessionId: hexId(this.sessionId) } satisfies WatchMessage);
       this.watches.dispatch(raw, event);
     });
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
-      if (event === 'expired') this.watches.endAll('expired');
-      if (event === 'closed') this.watches.endAll('closed');
+      if (event === 'expired' || event === 'closed') {
+        this.watches.endAll(event);
+        this.configWatchers.endAll(event);
+      }
       // `connecting`: a planned move from a read-only server, whose new session re-registers the watches too.
       if (event === 'suspended' || event === 'connecting') this.watches.connectionChanged('disconnected');
       if (event === 'reconnected' || event === 'connected') this.watches.connectionChanged('reconnected');
@@ -453,16 +458,21 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   }
 
   getData(path: string, options?: WatchOptions): Promise<DataResult> {
+    return this.readData('getData', path, options);
+  }
+
+  /** getData as `op` (getConfig without a chroot is one). */
+  private readData(op: string, path: string, options: WatchOptions | undefined): Promise<DataResult> {
     // Not async: the session's promise is returned as it is, the reply read straight into the result.
     try {
-      const server = this.serverPath(path, 'getData');
-      const where = at('getData', path);
+      const server = this.serverPath(path, op);
+      const where = at(op, path);
       const o = checkOptions(options, where);
       const watch = checkFunction(o.watch, 'watch', where);
       const spec = checkBounds(o, where);
       return this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), (setWatch) => ({
         type: OpCode.getData,
-        op: 'getData',
+        op,
         path,
         write: (w) => writePathWatch(w, server, setWatch),
         read: readDataResult,
@@ -665,6 +675,34 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     watchClassesOf(type, where);
     const spec = callBounds(options, where);
     await this.send({ type: OpCode.checkWatches, op: 'checkWatches', path, write: (w) => writePathInt(w, server, WatcherType[type]), ...spec });
+  }
+
+  /**
+   * The ensemble's dynamic configuration (the data of /zookeeper/config, whatever the chroot:
+   * under one, a getData of that path reads below the chroot instead). Its `watch` fires on the
+   * next reconfiguration, with the path /zookeeper/config.
+   */
+  getConfig(options?: WatchOptions): Promise<DataResult> {
+    if (!this.chrootMap.prefix) return this.readData('getConfig', CONFIG_NODE, options);
+    try {
+      const where = { op: 'getConfig', path: CONFIG_NODE };
+      const o = checkOptions(options, where);
+      const watch = checkFunction(o.watch, 'watch', where);
+      const spec = checkBounds(o, where);
+      return this.send({
+        type: OpCode.getData,
+        op: 'getConfig',
+        path: CONFIG_NODE,
+        write: (w) => writePathWatch(w, CONFIG_NODE, watch !== undefined),
+        read: readDataResult,
+        onReply: (err) => {
+          if (err === 0 && watch) this.configWatchers.add(watch);
+        },
+        ...spec,
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The identities the server knows this session by (`ip`, and those added with addAuth). A 3.7+ server; an older one answers UNIMPLEMENTED. */

@@ -81,6 +81,7 @@ const BAD_CALLS: BadCall[] = [
   { op: 'removeAllWatches', names: 'type', call: (c) => c.removeAllWatches(ROOT, any('persistent')) },
   { op: 'checkWatches', names: 'type', call: (c) => c.checkWatches(ROOT, any(2)) },
   { op: 'whoAmI', names: 'timeout', call: (c) => c.whoAmI({ timeout: 0 }) },
+  { op: 'getConfig', names: 'watch', call: (c) => c.getConfig({ watch: any('callback') }) },
   { op: 'getEphemerals', code: 'INVALID_PATH', names: 'not a string', call: (c) => c.getEphemerals(any(5)) },
   { op: 'getAllChildrenNumber', names: 'timeout', call: (c) => c.getAllChildrenNumber(ROOT, { timeout: Infinity }) },
   { op: 'ensurePath', names: 'container', call: (c) => c.ensurePath(`${ROOT}/e/f`, { container: any('yes') }) },

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { WatchEvent } from '../../src/index.js';
 import { ZooKeeperClient } from '../../src/index.js';
-import { FaultProxy } from '../../src/testing/index.js';
+import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
 import { OpCode, ZK_ERROR } from '../../src/protocol/index.js';
 import { within } from '../recipes/fixtures.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { serverFixture } from '../support/server-fixture.js';
 import { serverWatches } from '../support/server-watches.js';
-import { eventually } from '../support/wait.js';
+import { deferred, eventually, nextEvent } from '../support/wait.js';
 
 /** Java's removeWatches, removeAllWatches, checkWatches and whoAmI, against the server's own word (wchc). */
 describe('watch removal, watch checks and whoAmI', () => {
@@ -79,6 +79,52 @@ describe('watch removal, watch checks and whoAmI', () => {
       await within(assert.rejects(old.whoAmI(), { code: 'UNIMPLEMENTED', op: 'whoAmI' }), ROUND_TRIPS_MS, 'whoAmI');
     } finally {
       await old.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe('getConfig under a chroot', () => {
+  const SUPER = { user: 'super', password: 'super-pw' };
+  let server: ZooKeeperServer;
+  let superUser: ZooKeeperClient;
+
+  before(async () => {
+    server = await ZooKeeperServer.start({ superDigest: SUPER });
+    // Only a super user may write the config node: a write plays a reconfiguration for its watches.
+    superUser = await ZooKeeperClient.connect(server.connectString, { auth: [{ scheme: 'digest', auth: `${SUPER.user}:${SUPER.password}` }] });
+    await superUser.create('/app');
+  });
+  after(async () => {
+    await superUser?.close();
+    await server?.close();
+  });
+
+  it('reads /zookeeper/config outside the chroot, and its watch fires, also after a reconnect', async () => {
+    const proxy = await FaultProxy.start({ targetPort: server.port });
+    const rooted = await ZooKeeperClient.connect(`${proxy.connectString}/app`, { sessionTimeout: 10_000 });
+    try {
+      await assert.rejects(rooted.getData('/zookeeper/config'), { code: 'NONODE' }, 'a plain read is below the chroot');
+      const first = deferred<WatchEvent>();
+      const { stat } = await rooted.getConfig({ watch: first.resolve });
+      assert.equal(stat.version, (await superUser.exists('/zookeeper/config'))!.version);
+      await superUser.setData('/zookeeper/config', 'v1');
+      assert.deepEqual(await within(first.promise, ROUND_TRIPS_MS, 'the config watch fires'), { type: 'dataChanged', path: '/zookeeper/config' });
+
+      const second = deferred<WatchEvent>();
+      assert.equal((await rooted.getConfig({ watch: second.resolve })).data.toString(), 'v1');
+      const suspended = nextEvent(rooted, 'suspended');
+      proxy.refuseNew(true);
+      proxy.resetAll();
+      await suspended;
+      const reconnected = nextEvent(rooted, 'reconnected', ROUND_TRIPS_MS);
+      proxy.refuseNew(false);
+      await reconnected;
+      await rooted.sync('/');
+      await superUser.setData('/zookeeper/config', 'v2');
+      assert.deepEqual(await within(second.promise, ROUND_TRIPS_MS, 'the config watch, registered again, fires'), { type: 'dataChanged', path: '/zookeeper/config' });
+    } finally {
+      await rooted.close();
       await proxy.close();
     }
   });
