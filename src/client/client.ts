@@ -815,9 +815,9 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   /**
    * Ends the session (its ephemeral nodes are deleted at once) and releases every timer and
-   * socket. While disconnected it ends the session over a connection of its own, bounded by the
-   * session timeout; when no server answers, it resolves all the same and the ephemeral nodes
-   * stay until the server expires the session (see the README).
+   * socket. While disconnected it ends the session over a connection of its own; all of it within
+   * 2 s (the session timeout if shorter): when no server answers by then, it resolves all the
+   * same and the ephemeral nodes stay until the server expires the session (see the README).
    */
   close(): Promise<void> {
     return this.session.close();

@@ -79,6 +79,14 @@ const SET_WATCHES_FIXED_BYTES = 36;
 const MAX_BACKOFF_MS = 1000;
 
 /**
+ * How long close() may spend ending the session on the server (the session timeout when that is
+ * shorter: the server has expired it by then). A closeSession round trip, or a connection, a
+ * handshake and one, take milliseconds on a working server; the bound is for one that does not
+ * answer, where a process closing on its way out must not wait a whole session timeout.
+ */
+export const CLOSE_TIMEOUT_MS = 2000;
+
+/**
  * A ZooKeeper session over a succession of connections: the handshake, reconnection to the next
  * host within the session, request pipelining with FIFO reply matching, pings, auth and watch
  * re-registration, expiry (reported by a server, or concluded locally when no server was reachable
@@ -795,9 +803,8 @@ export class Session extends EventEmitter {
    * Requests still waiting fail with CLOSED. Leaves no timer or socket behind. Without a working
    * connection (a brief disconnect; or the closeSession sent went unanswered) the session is ended
    * over a connection of its own, the last server first, then the others, each for at most a
-   * connect timeout and all within the session timeout (the server expires the session by then
-   * anyway). When none answers, close() resolves all the same and the ephemeral nodes stay until
-   * the server expires the session.
+   * connect timeout; all of it within CLOSE_TIMEOUT_MS. When none answers, close() resolves all
+   * the same and the ephemeral nodes stay until the server expires the session.
    */
   close(): Promise<void> {
     this.closing ??= this.doClose();
@@ -806,7 +813,8 @@ export class Session extends EventEmitter {
 
   private async doClose(): Promise<void> {
     if (this.state === 'closed') return;
-    const deadline = performance.now() + (this.negotiatedTimeout || this.options.sessionTimeout);
+    const closeTimeout = Math.min(this.negotiatedTimeout || this.options.sessionTimeout, CLOSE_TIMEOUT_MS);
+    const deadline = performance.now() + closeTimeout;
     let ended = false;
     if (this.ready && this.connection && this.sessionId !== 0n) {
       const connection = this.connection;
@@ -818,7 +826,7 @@ export class Session extends EventEmitter {
       const frame = w.frame();
       ended = await new Promise<boolean>((resolve) => {
         frame.writeInt32BE(this.nextXid(), 4);
-        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: Math.min(this.negotiatedTimeout, 2000) }, () => resolve(true), () => resolve(false));
+        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: closeTimeout }, () => resolve(true), () => resolve(false));
         this.markSent(packet as Packet, performance.now());
         connection.send(frame);
       });
