@@ -52,6 +52,8 @@ import {
   checkBoolean,
   checkBounds,
   checkCreateMode,
+  checkCredential,
+  checkCredentials,
   checkCreatePath,
   checkData,
   checkFunction,
@@ -195,8 +197,11 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private lastSessionId = 0n;
   private readonly requestTimeout: number;
 
-  constructor(connectString: string, options: ClientOptions = {}) {
+  constructor(connectString: string, options?: ClientOptions) {
     super();
+    const where = { op: 'connect' };
+    options = checkOptions(options, where);
+    const credentials = checkCredentials(options.auth, where);
     const { hosts, chroot } = parseConnectString(connectString);
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
@@ -207,8 +212,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       hosts,
       sessionTimeout,
       requestTimeout: this.requestTimeout,
-      renewExpiredSession: options.renewExpiredSession ?? true,
-      readOnly: options.readOnly ?? false,
+      renewExpiredSession: checkBoolean(options.renewExpiredSession, 'renewExpiredSession', where) ?? true,
+      readOnly: checkBoolean(options.readOnly, 'readOnly', where) ?? false,
       tls: options.tls === true ? {} : options.tls || undefined,
       maxInFlight: checkLimit(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 'maxInFlight', 1),
       maxQueued: checkLimit(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued', 0),
@@ -253,7 +258,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       this.lastFailure = reason;
       this.notify('authFailed', reason);
     });
-    for (const { scheme, auth } of options.auth ?? []) void this.addAuth(scheme, auth).catch(() => undefined);
+    // Checked above: a credential refused here would be swallowed, and the client run as someone else.
+    for (const { scheme, auth } of credentials) void this.addAuth(scheme, auth).catch(() => undefined);
   }
 
   /**
@@ -804,9 +810,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    */
   addAuth(scheme: string, auth: string | Uint8Array): Promise<void> {
     try {
-      const where = { op: 'addAuth' };
-      if (typeof scheme !== 'string' || scheme === '') invalidArgument('scheme', 'a non-empty string', scheme, where);
-      if (typeof auth !== 'string' && !(auth instanceof Uint8Array)) invalidArgument('auth', 'a string or a Uint8Array', auth, where);
+      checkCredential(scheme, auth, { op: 'addAuth' });
       return this.session.addAuth(scheme, Buffer.from(typeof auth === 'string' ? Buffer.from(auth, 'utf8') : auth));
     } catch (error) {
       return Promise.reject(error);

@@ -119,6 +119,24 @@ export function checkFunction<F>(value: F | undefined, name: string, where: Wher
   return value;
 }
 
+/** A credential for addAuth: a non-empty scheme and the auth as a string or bytes. */
+export function checkCredential(scheme: unknown, auth: unknown, where: Where, prefix = ''): { scheme: string; auth: string | Uint8Array } {
+  if (typeof scheme !== 'string' || scheme === '') invalidArgument(`${prefix}scheme`, 'a non-empty string', scheme, where);
+  if (typeof auth !== 'string' && !(auth instanceof Uint8Array)) invalidArgument(`${prefix}auth`, 'a string or a Uint8Array', auth, where);
+  return { scheme, auth };
+}
+
+/** The client's `auth` option: credentials, each checked as addAuth checks one. */
+export function checkCredentials(value: unknown, where: Where): { scheme: string; auth: string | Uint8Array }[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) invalidArgument('auth', 'an array of { scheme, auth }', value, where);
+  return (value as unknown[]).map((entry, i) => {
+    if (entry === null || typeof entry !== 'object') invalidArgument(`auth[${i}]`, 'an object { scheme, auth }', entry, where);
+    const { scheme, auth } = entry as { scheme?: unknown; auth?: unknown };
+    return checkCredential(scheme, auth, where, `auth[${i}].`);
+  });
+}
+
 export function checkBoolean(value: unknown, name: string, where: Where): boolean | undefined {
   if (value !== undefined && typeof value !== 'boolean') invalidArgument(name, 'a boolean', value, where);
   return value;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RequestMessage, ZooKeeperClient } from '../../src/index.js';
-import { requestChannel } from '../../src/index.js';
+import type { RequestMessage, ZooKeeperError } from '../../src/index.js';
+import { ZooKeeperClient, requestChannel } from '../../src/index.js';
 import { serverFixture } from '../support/server-fixture.js';
 
 const ROOT = '/validation';
@@ -131,5 +131,30 @@ describe('every public argument is checked at the call, before anything is sent'
     assert.equal(after.stat.mzxid, before.mzxid);
     assert.equal(after.stat.aversion, before.aversion);
     assert.equal(client.state, 'connected');
+  });
+
+  it('a bad client option throws INVALID_ARGUMENT naming it, instead of a client that silently lacks it', async () => {
+    const bad: [string, unknown][] = [
+      ['options', null],
+      ['auth', { auth: 'digest' }],
+      ['auth[0]', { auth: [null] }],
+      ['auth[0].scheme', { auth: [{ scheme: 5, auth: 'u:p' }] }],
+      ['auth[0].scheme', { auth: [{ scheme: '', auth: 'u:p' }] }],
+      ['auth[1].auth', { auth: [{ scheme: 'digest', auth: 'u:p' }, { scheme: 'digest', auth: 5 }] }],
+      ['readOnly', { readOnly: 'yes' }],
+      ['renewExpiredSession', { renewExpiredSession: 0 }],
+    ];
+    const failures: string[] = [];
+    for (const [names, options] of bad) {
+      try {
+        const client = new ZooKeeperClient(zk.server.connectString, any(options));
+        await client.close();
+        failures.push(`${names}: constructed`);
+      } catch (error) {
+        const { code, message } = error as ZooKeeperError;
+        if (code !== 'INVALID_ARGUMENT' || !message.includes(names)) failures.push(`${names}: ${String(error)}`);
+      }
+    }
+    assert.deepEqual(failures, []);
   });
 });
