@@ -79,6 +79,14 @@ const SET_WATCHES_FIXED_BYTES = 36;
 const MAX_BACKOFF_MS = 1000;
 
 /**
+ * How long close() may spend ending the session on the server (the session timeout when that is
+ * shorter: the server has expired it by then). A closeSession round trip, or a connection, a
+ * handshake and one, take milliseconds on a working server; the bound is for one that does not
+ * answer, where a process closing on its way out must not wait a whole session timeout.
+ */
+export const CLOSE_TIMEOUT_MS = 2000;
+
+/**
  * A ZooKeeper session over a succession of connections: the handshake, reconnection to the next
  * host within the session, request pipelining with FIFO reply matching, pings, auth and watch
  * re-registration, expiry (reported by a server, or concluded locally when no server was reachable
@@ -421,9 +429,7 @@ export class Session extends EventEmitter {
     // Failed before the connection closes, which would fail them with CONNECTIONLOSS instead.
     this.failAll(error);
     this.rejectAuthWaiters(error);
-    // A provisional session holds no ephemeral node, and only its read-only server knows it.
-    const session: SessionToEnd | undefined =
-      this.sessionId === 0n || this.provisional ? undefined : { id: this.sessionId, password: this.password, lastZxid: this.lastZxid, timeout: this.options.sessionTimeout };
+    const session = this.sessionToEnd();
     const connection = this.connection;
     connection?.close(error);
     this.state = 'closed';
@@ -431,8 +437,27 @@ export class Session extends EventEmitter {
     this.emit('state', 'closed', error);
     this.emit('closed', error);
     await connection?.released;
-    if (session && this.target) {
-      await endSession(this.target, session, { tls: this.options.tls, maxReplyBytes: this.options.maxReplyBytes, timeoutMs: this.connectTimeout() });
+    if (session) await this.endOnServer(session, performance.now() + this.connectTimeout());
+  }
+
+  /** The session as a handshake can take it over to end it; none for a provisional one (it holds no ephemeral node, and only its read-only server knows it). */
+  private sessionToEnd(): SessionToEnd | undefined {
+    if (this.sessionId === 0n || this.provisional) return undefined;
+    return { id: this.sessionId, password: this.password, lastZxid: this.lastZxid, timeout: this.options.sessionTimeout };
+  }
+
+  /**
+   * Ends `session` over a connection of its own (see endSession): the last server first, then
+   * the others, each for at most a connect timeout, until one answers or `deadline` passes.
+   */
+  private async endOnServer(session: SessionToEnd, deadline: number): Promise<void> {
+    // A session was established, so on some connection: this.target is set.
+    const last = this.target!;
+    for (const target of [last, ...this.hosts.others(last)]) {
+      const left = Math.floor(deadline - performance.now());
+      if (left < 1) return;
+      const timeoutMs = Math.min(this.connectTimeout(), left);
+      if (await endSession(target, session, { tls: this.options.tls, maxReplyBytes: this.options.maxReplyBytes, timeoutMs })) return;
     }
   }
 
@@ -806,7 +831,11 @@ export class Session extends EventEmitter {
 
   /**
    * Ends the session on the server (its ephemeral nodes go at once), then drops the connection.
-   * Requests still waiting fail with CLOSED. Leaves no timer or socket behind.
+   * Requests still waiting fail with CLOSED. Leaves no timer or socket behind. Without a working
+   * connection (a brief disconnect; or the closeSession sent went unanswered) the session is ended
+   * over a connection of its own, the last server first, then the others, each for at most a
+   * connect timeout; all of it within CLOSE_TIMEOUT_MS. When none answers, close() resolves all
+   * the same and the ephemeral nodes stay until the server expires the session.
    */
   close(): Promise<void> {
     this.closing ??= this.doClose();
@@ -815,6 +844,9 @@ export class Session extends EventEmitter {
 
   private async doClose(): Promise<void> {
     if (this.state === 'closed') return;
+    const closeTimeout = Math.min(this.negotiatedTimeout || this.options.sessionTimeout, CLOSE_TIMEOUT_MS);
+    const deadline = performance.now() + closeTimeout;
+    let ended = false;
     if (this.ready && this.connection && this.sessionId !== 0n) {
       const connection = this.connection;
       // What was asked before close() goes out first, as far as maxInFlight lets it: the rest
@@ -823,15 +855,16 @@ export class Session extends EventEmitter {
       const w = new Writer(16);
       writeRequestHeader(w, 0, OpCode.closeSession);
       const frame = w.frame();
-      await new Promise<void>((resolve) => {
+      ended = await new Promise<boolean>((resolve) => {
         frame.writeInt32BE(this.nextXid(), 4);
-        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: Math.min(this.negotiatedTimeout, 2000) }, resolve, () => resolve());
+        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: closeTimeout }, () => resolve(true), () => resolve(false));
         this.markSent(packet as Packet, performance.now());
         connection.send(frame);
       });
     }
     // The server refused credentials meanwhile: the client has ended (closed emitted, with the reason) or is ending.
     if (this.authEnding) return this.authEnding;
+    const unended = ended ? undefined : this.sessionToEnd();
     clearTimeout(this.expiryTimer);
     this.state = 'closed';
     this.stopping.abort();
@@ -842,6 +875,7 @@ export class Session extends EventEmitter {
     this.failAll(closed);
     this.rejectAuthWaiters(new ZooKeeperError('CLOSED', 'client closed', { op: 'addAuth' }));
     await connection?.released;
+    if (unended) await this.endOnServer(unended, deadline);
     await this.backlog.idle();
     this.emit('state', 'closed');
     this.emit('closed');
