@@ -19,6 +19,7 @@ import { createMayHaveRun, isTransient } from './transient.js';
 import type { Handoff, ParentRead } from './lock-delay.js';
 import { joinedHandoff } from './lock-delay.js';
 import { timerAt } from './timer-at.js';
+import { anySignal } from './any-signal.js';
 
 export interface QueueOptions extends QueueWait {
   layout: Layout;
@@ -514,7 +515,7 @@ async function delayTurn(o: QueueOptions, node: Created, until: number, stop: Ab
   // Unref'd: a delay alone must not keep the process alive; the session's socket does while it lasts.
   const cancel = timerAt(until, wake, true);
   const bound = o.deadline.requestSignal;
-  const ends = bound ? AbortSignal.any([bound, stop]) : stop;
+  const ends = bound ? anySignal([bound, stop]) : stop;
   ends.addEventListener('abort', wake, { once: true });
   // Aborted already (the listener would never hear it): no waiting out the delay.
   if (ends.aborted) wake();
