@@ -150,16 +150,21 @@ export class Semaphore {
   private async attempt(deadline: Deadline, wait: boolean, count: number): Promise<Lease[] | null> {
     let queueLease: Lease | null = null;
     let leases: Lease[] | null = null;
+    let counted!: (children: number) => void;
+    const ourChildren = new Promise<number>((resolve) => (counted = resolve));
     try {
       queueLease = wait ? await this.queue.acquire({ signal: deadline.signal }) : await this.queue.tryAcquire({ signal: deadline.requestSignal });
       if (!queueLease) return null;
-      // Sent before the first count of the leases, so both come back in one round trip.
-      const limitChecked = verifyLeaseLimit(this.client, this.path, this.maxLeases, queueLease.sessionId, deadline);
+      // Sent before the first count of the leases, so both come back in one round trip; the count
+      // tells the check which of our two children (locks/, leases/) the path has (see lease-limit.ts).
+      const limitChecked = verifyLeaseLimit(this.client, this.path, this.maxLeases, queueLease.sessionId, deadline, ourChildren);
       limitChecked.catch(() => undefined);
-      const free = await this.waitForSlots(deadline, wait, queueLease, count, limitChecked);
+      const free = await this.waitForSlots(deadline, wait, queueLease, count, limitChecked, counted);
       await limitChecked;
       leases = free ? await this.createLeases(deadline, queueLease, count) : null;
     } finally {
+      // Failed before the count: the check has nothing left to decide.
+      counted(Infinity);
       if (queueLease) await this.leaveQueue(deadline, queueLease, leases);
     }
     return leases;
@@ -214,7 +219,7 @@ export class Semaphore {
    * contender with the wrong limit should fail, not wait). False (not waiting) when `wait` is
    * false and the slots are not free.
    */
-  private async waitForSlots(deadline: Deadline, wait: boolean, queueLease: Lease, count: number, limitChecked: Promise<void>): Promise<boolean> {
+  private async waitForSlots(deadline: Deadline, wait: boolean, queueLease: Lease, count: number, limitChecked: Promise<void>, counted: (children: number) => void): Promise<boolean> {
     for (;;) {
       deadline.check();
       if (!queueLease.held) throw sessionLost(this.path);
@@ -228,11 +233,16 @@ export class Semaphore {
         // The deadline may have passed with the request in flight: its watch must not outlive us.
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
         if (!(error instanceof ZooKeeperError)) throw error;
-        if (error.code === 'NONODE') return true;
+        if (error.code === 'NONODE') {
+          // No leases/ (yet, or reaped): locks/ is our only child.
+          counted(1);
+          return true;
+        }
         if (!isTransient(error)) throw error;
         await awaitSession(this.client, queueLease.sessionId, deadline);
         continue;
       }
+      counted(2);
       const free = children.length + count <= this.maxLeases;
       if (free || !wait) {
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
