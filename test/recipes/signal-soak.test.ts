@@ -53,27 +53,39 @@ describe('soak: a combined lease signal is freed once the lease ends', { timeout
     { name: 'Semaphore leases: 2', acquire: () => new Semaphore(client, '/soak/sem', 3).acquire({ leases: 2 }) },
   ];
 
+  /** Runs `cycle` (which registers the signal it made) in rounds: no steady heap growth, and every signal but the last collected. */
+  async function soak(cycle: (signals: WeakRef<AbortSignal>[]) => Promise<void>, what: string): Promise<void> {
+    const signals: WeakRef<AbortSignal>[] = [];
+    // Warm-up: caches, the client's steady state, JIT.
+    for (let i = 0; i < 50; i++) await cycle(signals);
+    const points: { x: number; y: number }[] = [];
+    for (let round = 0; round <= ROUNDS; round++) {
+      if (round > 0) for (let i = 0; i < CYCLES_PER_ROUND; i++) await cycle(signals);
+      points.push({ x: round * CYCLES_PER_ROUND, y: settledHeap() });
+    }
+    const perCycle = slope(points);
+    const alive = signals.filter((ref) => ref.deref() !== undefined).length;
+    assert.ok(perCycle < MAX_BYTES_PER_CYCLE, `the heap grows by ${perCycle.toFixed(0)} bytes per cycle (${points.map((p) => (p.y / 1e6).toFixed(1)).join(', ')} MB)`);
+    assert.ok(alive <= 1, `${alive} of ${signals.length} ${what} are still reachable`);
+  }
+
   for (const kind of kinds) {
     it(`${kind.name}: acquire, listen to its signal, release — no steady heap growth, every signal collected`, async () => {
-      const signals: WeakRef<AbortSignal>[] = [];
-      const cycle = async (): Promise<void> => {
+      await soak(async (signals) => {
         const lease = await kind.acquire();
         // What an application does: a plain listener, never removed (the lease's end removes nothing of the caller's).
         lease.signal.addEventListener('abort', () => undefined);
         signals.push(new WeakRef(lease.signal));
         await lease.release();
-      };
-      // Warm-up: caches, the client's steady state, JIT.
-      for (let i = 0; i < 50; i++) await cycle();
-      const points: { x: number; y: number }[] = [];
-      for (let round = 0; round <= ROUNDS; round++) {
-        if (round > 0) for (let i = 0; i < CYCLES_PER_ROUND; i++) await cycle();
-        points.push({ x: round * CYCLES_PER_ROUND, y: settledHeap() });
-      }
-      const perCycle = slope(points);
-      const alive = signals.filter((ref) => ref.deref() !== undefined).length;
-      assert.ok(perCycle < MAX_BYTES_PER_CYCLE, `the heap grows by ${perCycle.toFixed(0)} bytes per cycle (${points.map((p) => (p.y / 1e6).toFixed(1)).join(', ')} MB)`);
-      assert.ok(alive <= 1, `${alive} of ${signals.length} released leases' signals are still reachable`);
+      }, "released leases' signals");
     });
   }
+
+  it("client requests bounded by a caller's AbortSignal.any that never aborts: the client lets go of it once the request is answered", async () => {
+    await soak(async (signals) => {
+      const signal = AbortSignal.any([new AbortController().signal]);
+      signals.push(new WeakRef(signal));
+      await client.exists('/', { signal });
+    }, 'request signals');
+  });
 });
