@@ -27,9 +27,7 @@ export function selectLock(client: ZooKeeperClient, path: string, flags: LockFla
   // The library has it on mutexes alone (readers releasing together would contend for one record; a semaphore's holders leave none).
   if (flags.lockDelay !== undefined && chosen.length > 0) throw new CliError(`--lock-delay is for a mutex: ${chosen[0]} takes a lock without one`, EXIT.USAGE);
   if (flags.limit !== undefined) {
-    // Curator's semaphore layout has no kazoo variant in this library, so refuse rather than silently ignore --layout.
-    if (flags.layout !== 'curator') throw new CliError('--limit uses Curator\'s semaphore layout; --layout kazoo is not supported with it', EXIT.USAGE);
-    const semaphore = new Semaphore(client, path, flags.limit, { ownerId });
+    const semaphore = new Semaphore(client, path, flags.limit, { ownerId, layout: flags.layout });
     return { description: `semaphore (limit ${flags.limit})`, acquire: (options) => semaphore.acquire(options), tryAcquire: (options) => semaphore.tryAcquire(options) };
   }
   if (flags.read || flags.write) {
