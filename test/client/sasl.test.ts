@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ACL } from '../../src/index.js';
 import { Perms, ZooKeeperClient, ZooKeeperError, digestAcl } from '../../src/index.js';
-import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
+import { FaultProxy, ZooKeeperEnsemble, ZooKeeperServer } from '../../src/testing/index.js';
 import { sessionBound } from '../support/bounds.js';
 import { recordEvents } from '../support/events.js';
-import { nextEvent } from '../support/wait.js';
+import { nextEvent, retryOnConnectionLoss } from '../support/wait.js';
 
 /** The identity a DIGEST-MD5 login gets on a 3.8 server is `sasl:<user name>`. */
 const BOB_ONLY: ACL[] = [{ perms: Perms.ALL, id: { scheme: 'sasl', id: 'bob' } }];
@@ -155,6 +155,40 @@ describe('a server that requires SASL (sessionRequireClientSASLAuth)', () => {
       await other.close();
       await bob.close();
       await proxy.close();
+    }
+  });
+});
+
+describe('SASL across the members of an ensemble', () => {
+  let ensemble: ZooKeeperEnsemble;
+
+  before(async () => {
+    ensemble = await ZooKeeperEnsemble.start({ size: 3, tickTime: 200, sasl: { users: USERS, requireClientAuth: true } });
+  });
+  after(async () => {
+    await ensemble?.close();
+  });
+
+  it('the session moved to another member authenticates there: its sasl-only node is still readable', async () => {
+    const bob = await ZooKeeperClient.connect(ensemble.connectString, { sasl: BOB, sessionTimeout: 6000 });
+    try {
+      await bob.create('/moved', 'm', { acl: BOB_ONLY });
+      const session = bob.sessionId;
+      const first = ensemble.members.find((m) => m.connectString === bob.server)!;
+      const reconnected = nextEvent(bob, 'reconnected', sessionBound(6000));
+      await first.stop();
+      await reconnected;
+      assert.notEqual(bob.server, first.connectString);
+      assert.equal(bob.sessionId, session);
+      // Stopping the leader makes the others drop their clients while they elect a new one.
+      // sync: the member serving us has seen the create, whichever it is.
+      const read = await retryOnConnectionLoss(bob, async () => {
+        await bob.sync('/moved');
+        return bob.getData('/moved');
+      });
+      assert.equal(read.data.toString(), 'm');
+    } finally {
+      await bob.close();
     }
   });
 });
