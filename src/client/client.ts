@@ -235,6 +235,21 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   }
 
   /**
+   * Replaces the servers the client connects to, keeping the session (Java's
+   * `updateServerAddresses`): when its server is not in the new list the client moves; when the
+   * list grew it moves to a new server with probability 1 − old size / new size, so that clients
+   * spread over the new members (a move is a connection loss: `suspended`, then `reconnected`).
+   * The chroot, if given, must be the client's own.
+   */
+  updateServerAddresses(connectString: string): void {
+    const { hosts, chroot } = parseConnectString(connectString);
+    if (chroot !== this.chrootMap.prefix) {
+      throw new ZooKeeperError('INVALID_ARGUMENT', `the chroot cannot change (was "${this.chrootMap.prefix}", got "${chroot}")`, { op: 'updateServerAddresses' });
+    }
+    this.session.updateHosts(hosts);
+  }
+
+  /**
    * Creates a client and waits until its session is established and the server accepted the
    * `auth` credentials (bounded by `timeout`, default the request timeout). Rejects with AUTHFAILED,
    * the client closed, when the server refuses them. A TIMEOUT has the last connection failure as

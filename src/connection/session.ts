@@ -659,6 +659,18 @@ export class Session extends EventEmitter {
   }
 
   /**
+   * A new server list (the ensemble's membership changed): the session goes on, and leaves its
+   * server when HostList.update says so, to spread the load as Java's client does; requests
+   * in flight on that connection fail with CONNECTIONLOSS, as on any connection loss.
+   */
+  updateHosts(hosts: readonly HostPort[]): void {
+    const connection = this.connection;
+    const move = this.hosts.update(hosts, this.ready ? this.target : undefined);
+    if (!move || !connection || !this.ready || this.isStopped) return;
+    connection.close(new ZooKeeperError('CONNECTIONLOSS', `leaving ${connection.label}: the server list changed (updateServerAddresses)`, { zkCode: -4 }));
+  }
+
+  /**
    * The seeker found a read/write server: leave the read-only one for it (as Java's
    * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests not
    * answered on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
