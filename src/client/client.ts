@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { RequestSpec, SessionEvent, SessionState, TlsOptions } from '../connection/index.js';
-import { Session, parseConnectString } from '../connection/index.js';
+import type { RequestSpec, SaslOptions, SessionEvent, SessionState, TlsOptions } from '../connection/index.js';
+import { Session, checkSaslOptions, parseConnectString } from '../connection/index.js';
 import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Reader, Stat, WatcherEvent } from '../protocol/index.js';
 import {
   AddWatchMode,
@@ -80,6 +80,13 @@ export interface ClientOptions {
    * (AUTHFAILED) closes the client: `connect()` rejects with AUTHFAILED (see {@link ZooKeeperClient.addAuth}).
    */
   auth?: readonly { scheme: string; auth: string | Uint8Array }[];
+  /**
+   * SASL DIGEST-MD5 credentials (a JAAS `Server` section with `DigestLoginModule` on the server),
+   * authenticated on every connection before anything else; the session then has the identity
+   * `sasl:<username>` (ACL scheme `sasl`). Counts as connected only once the server accepted them;
+   * a refusal closes the client, as for `auth` (AUTHFAILED). Kerberos (GSSAPI) is not supported.
+   */
+  sasl?: SaslOptions;
   /**
    * Accept read-only servers (members of a minority partition). A read-only session is local to
    * its server: the client looks for a read/write server meanwhile and moves there with a new
@@ -218,6 +225,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       maxQueued: checkLimit(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued', 0),
       maxRequestBytes: checkFrameLimit(options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 'maxRequestBytes'),
       maxReplyBytes: checkFrameLimit(options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, 'maxReplyBytes'),
+      sasl: options.sasl === undefined ? undefined : checkSaslOptions(options.sasl),
     });
     this.session.setWatchProvider(() => this.configWatchers.withRegistration(this.watches.registrations()));
     this.session.on('notification', (raw: WatcherEvent) => {
@@ -259,6 +267,21 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     });
     // Checked above: a credential refused here would be swallowed, and the client run as someone else.
     for (const { scheme, auth } of credentials) void this.addAuth(scheme, auth).catch(() => undefined);
+  }
+
+  /**
+   * Replaces the servers the client connects to, keeping the session (Java's
+   * `updateServerAddresses`): when its server is not in the new list the client moves; when the
+   * list grew it moves to a new server with probability 1 − old size / new size, so that clients
+   * spread over the new members (a move is a connection loss: `suspended`, then `reconnected`).
+   * The chroot, if given, must be the client's own.
+   */
+  updateServerAddresses(connectString: string): void {
+    const { hosts, chroot } = parseConnectString(connectString);
+    if (chroot !== this.chrootMap.prefix) {
+      throw new ZooKeeperError('INVALID_ARGUMENT', `the chroot cannot change (was "${this.chrootMap.prefix}", got "${chroot}")`, { op: 'updateServerAddresses' });
+    }
+    this.session.updateHosts(hosts);
   }
 
   /**

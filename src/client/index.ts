@@ -11,6 +11,6 @@ export type { StateListener } from './state-listeners.js';
 export type { NodeData } from './node-data.js';
 export { ZooKeeperError, isZooKeeperError } from '../protocol/index.js';
 export type { ACL, Id, Stat, LocalErrorCode, MultiReadOp, ServerErrorCode, ZooKeeperErrorCode } from '../protocol/index.js';
-export type { SessionEvent } from '../connection/index.js';
+export type { SaslOptions, SessionEvent } from '../connection/index.js';
 export { requestChannel, sessionChannel, watchChannel } from './diagnostics.js';
 export type { RequestMessage, SessionMessage, WatchMessage } from './diagnostics.js';

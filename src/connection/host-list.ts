@@ -2,16 +2,50 @@ import type { HostPort } from './connect-string.js';
 
 /** The hosts of a connect string in a shuffled order, handed out round-robin. */
 export class HostList {
-  private readonly hosts: HostPort[];
+  private hosts: HostPort[];
   private index = -1;
 
   constructor(hosts: readonly HostPort[]) {
-    this.hosts = [...hosts];
-    // Fisher-Yates: spread clients of one connect string over the ensemble.
-    for (let i = this.hosts.length - 1; i > 0; i--) {
-      const j = Math.floor(Math.random() * (i + 1));
-      [this.hosts[i], this.hosts[j]] = [this.hosts[j]!, this.hosts[i]!];
+    this.hosts = shuffled(hosts);
+  }
+
+  /**
+   * Replaces the list (Java's StaticHostProvider.updateServerList) and tells whether the client
+   * should leave `current` (the server it is connected to, if any) so that the load spreads over
+   * the new list: it must when `current` is not in it; it may when the list grew, with
+   * probability 1 − old size / new size, and then goes to a server new to the list. Moving
+   * because `current` went, it picks a new server with Java's probability pNew and one of the
+   * remaining old ones otherwise, so that the clients of the removed servers spread evenly.
+   */
+  update(hosts: readonly HostPort[], current: HostPort | undefined): boolean {
+    const next = shuffled(hosts);
+    const mine = current ?? this.hosts[Math.max(this.index, 0)];
+    const same = (a: HostPort, b: HostPort | undefined): boolean => b !== undefined && a.host === b.host && a.port === b.port;
+    const kept = next.filter((h) => this.hosts.some((o) => same(h, o)));
+    const fresh = next.filter((h) => !kept.includes(h));
+    const oldSize = this.hosts.length;
+    const stays = next.some((h) => same(h, mine));
+    let pNew: number;
+    if (next.length > oldSize) {
+      if (stays && Math.random() > 1 - oldSize / next.length) pNew = -1;
+      else pNew = 1;
+    } else if (stays) {
+      pNew = -1;
+    } else {
+      // Java's pOld: the share of the removed servers' clients the remaining old servers take.
+      const pOld = (kept.length * (oldSize - next.length)) / (next.length * (oldSize - kept.length));
+      pNew = 1 - pOld;
     }
+    this.hosts = next;
+    if (pNew < 0) {
+      this.index = Math.max(next.findIndex((h) => same(h, mine)), -1);
+      return false;
+    }
+    const pool = (fresh.length > 0 && Math.random() < pNew) || kept.length === 0 ? fresh : kept.filter((h) => !same(h, mine));
+    const target = pool.length > 0 ? pool[Math.floor(Math.random() * pool.length)]! : next[0]!;
+    // next() hands out `target` first, then goes round the list from there.
+    this.index = next.indexOf(target) - 1;
+    return true;
   }
 
   get size(): number {
@@ -33,4 +67,14 @@ export class HostList {
   get endOfPass(): boolean {
     return this.index === this.hosts.length - 1;
   }
+}
+
+/** Fisher-Yates: spread clients of one connect string over the ensemble. */
+function shuffled(hosts: readonly HostPort[]): HostPort[] {
+  const out = [...hosts];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
 }

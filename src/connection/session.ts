@@ -15,6 +15,7 @@ import {
   readWatcherEvent,
   writeAuth,
   writeConnectRequest,
+  writeSaslRequest,
   writeRequestHeader,
   setWatchesOpCode,
   writeSetWatches,
@@ -33,6 +34,8 @@ import type { RequestSpec } from './packet.js';
 import { Packet } from './packet.js';
 import { RequestQueue } from './request-queue.js';
 import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from './rw-probe.js';
+import type { SaslOptions } from './sasl.js';
+import { DigestMd5Client } from './sasl.js';
 import type { TlsOptions } from './transport.js';
 import { openSocket } from './transport.js';
 
@@ -60,6 +63,8 @@ export interface SessionOptions {
   maxRequestBytes: number;
   /** Longest reply body read (see ClientOptions.maxReplyBytes). */
   maxReplyBytes: number;
+  /** SASL credentials, authenticated on every connection before anything else is sent. */
+  sasl?: SaslOptions | undefined;
 }
 
 interface AuthEntry {
@@ -135,6 +140,12 @@ export class Session extends EventEmitter {
     this.repliesUnseen = false;
   };
   private pingsSentAt = new Fifo<number>();
+  /**
+   * The SASL exchange of the connection being opened: its token's xid, and what to do once the
+   * server accepted it (see openSession). The server answers SASL at once, outside its request
+   * pipeline, so nothing else is in flight meanwhile: its replies cannot be told from others'.
+   */
+  private saslExchange: { mechanism: DigestMd5Client; xid: number; then: () => void } | undefined;
   private readonly authInfo: AuthEntry[] = [];
   private authInFlight = new Fifo<AuthEntry>();
   /**
@@ -389,7 +400,7 @@ export class Session extends EventEmitter {
     const entry = this.authInFlight.shift();
     if (!entry) return;
     if (err !== 0) {
-      this.failAuthentication(entry, err);
+      this.failAuthentication(authRefusal(this.connection, entry.scheme, err));
       return;
     }
     const waiters = entry.waiters;
@@ -410,12 +421,8 @@ export class Session extends EventEmitter {
    * over a connection of its own (its ephemeral nodes go now, not a session timeout later);
    * close() resolves once that is done.
    */
-  private failAuthentication(entry: AuthEntry, err: number): void {
-    const error = new ZooKeeperError(
-      ZooKeeperError.fromServer(err).code,
-      `${this.connection ? `server ${this.connection.label}` : 'the server'} refused the credentials for scheme "${entry.scheme}" and closed the connection; the client is closed`,
-      { zkCode: err, op: 'addAuth' },
-    );
+  private failAuthentication(error: ZooKeeperError): void {
+    if (this.endReason) return;
     this.endReason = error;
     this.authEnding = this.endAfterAuthFailure(error);
     // A close() under way (its closeSession went behind the credentials: the server never reads it)
@@ -604,7 +611,15 @@ export class Session extends EventEmitter {
     this.liveness.onHandshake(connection.lastSentAt, performance.now(), response.readOnly);
     clearTimeout(this.expiryTimer);
     connection.startLivenessClock(response.timeout);
+    const open = (): void => this.openSession(connection, event, keepsWatches);
+    // As in Java, SASL goes first, alone (requests, auth and watches wait until it is done), on every connection.
+    if (this.options.sasl) this.startSasl(connection, this.options.sasl, open);
+    else open();
+    return 'ready';
+  }
 
+  /** Sends what goes before the queued requests, then lets them go. */
+  private openSession(connection: Connection, event: SessionEvent, keepsWatches: boolean): void {
     // Auth and watches go before anything queued, so queued requests run with the session's identity and watches.
     for (const entry of this.authInfo) this.sendAuth(connection, entry);
     if (keepsWatches) this.sendSetWatches(connection);
@@ -615,7 +630,50 @@ export class Session extends EventEmitter {
     this.pump();
     if (this.authInfo.length === 0) this.announce(event);
     else this.announcement = { event, authDue: this.authInfo.length };
-    return 'ready';
+  }
+
+  private startSasl(connection: Connection, options: SaslOptions, then: () => void): void {
+    const mechanism = new DigestMd5Client(options);
+    this.saslExchange = { mechanism, xid: 0, then };
+    this.sendSasl(connection, mechanism.start());
+  }
+
+  private sendSasl(connection: Connection, token: Buffer): void {
+    this.xid = this.nextXid();
+    this.saslExchange!.xid = this.xid;
+    const w = new Writer(token.length + 32);
+    writeRequestHeader(w, this.xid, OpCode.sasl);
+    writeSaslRequest(w, token);
+    connection.send(w.frame());
+  }
+
+  /**
+   * The server's answer to a SASL token (SetSASLResponse). A refusal (AUTHFAILED, or
+   * SESSIONCLOSEDREQUIRESASLAUTH from a server that requires SASL) comes with the connection's
+   * close, and ends the client as a refused addAuth does; so does a server that fails our check of it.
+   */
+  private onSaslReply(connection: Connection, err: number, r: Reader): void {
+    const exchange = this.saslExchange!;
+    if (err !== 0) {
+      this.saslExchange = undefined;
+      this.failAuthentication(authRefusal(connection, 'sasl', err));
+      return;
+    }
+    let next: Buffer | undefined;
+    try {
+      next = exchange.mechanism.step(r.buffer());
+    } catch (error) {
+      this.saslExchange = undefined;
+      if (!(error instanceof ZooKeeperError)) throw error;
+      this.failAuthentication(new ZooKeeperError(error.code, `server ${connection.label}: ${error.detail}; the client is closed`, { zkCode: error.zkCode, op: 'sasl' }));
+      return;
+    }
+    if (next) {
+      this.sendSasl(connection, next);
+      return;
+    }
+    this.saslExchange = undefined;
+    exchange.then();
   }
 
   private announce(event: SessionEvent): void {
@@ -623,6 +681,18 @@ export class Session extends EventEmitter {
     this.announced = this.sessionId;
     this.setState('connected', event);
     if (this.readOnly && this.connection && this.target) this.seeker.start(this.hosts.others(this.target));
+  }
+
+  /**
+   * A new server list (the ensemble's membership changed): the session goes on, and leaves its
+   * server when HostList.update says so, to spread the load as Java's client does; requests
+   * in flight on that connection fail with CONNECTIONLOSS, as on any connection loss.
+   */
+  updateHosts(hosts: readonly HostPort[]): void {
+    const connection = this.connection;
+    const move = this.hosts.update(hosts, this.ready ? this.target : undefined);
+    if (!move || !connection || !this.ready || this.isStopped) return;
+    connection.close(new ZooKeeperError('CONNECTIONLOSS', `leaving ${connection.label}: the server list changed (updateServerAddresses)`, { zkCode: -4 }));
   }
 
   /**
@@ -695,6 +765,17 @@ export class Session extends EventEmitter {
       return;
     }
     if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
+    if (this.saslExchange && header.xid === this.saslExchange.xid) {
+      this.onSaslReply(connection, header.err, r);
+      return;
+    }
+    // A server that requires SASL (sessionRequireClientSASLAuth) answers this to whatever a client
+    // that did not authenticate asks (a ping included), and closes the connection: every server
+    // of the ensemble would do so again, so the client ends, as for refused credentials.
+    if (header.err === ZK_ERROR.SESSIONCLOSEDREQUIRESASLAUTH) {
+      this.failAuthentication(authRefusal(connection, 'sasl', header.err, 'requires SASL authentication of every client'));
+      return;
+    }
     switch (header.xid) {
       case Xid.ping: {
         const sentAt = this.pingsSentAt.shift();
@@ -753,6 +834,7 @@ export class Session extends EventEmitter {
     this.disconnectedAt ??= performance.now();
     this.pingsSentAt = new Fifo();
     this.authInFlight = new Fifo();
+    this.saslExchange = undefined;
     this.announcement = undefined;
     this.seeker.stop();
     this.liveness.onConnectionLost();
@@ -894,6 +976,15 @@ function handshakeRefusal(connection: Connection, err: number): ZooKeeperError {
   const { code } = ZooKeeperError.fromServer(err);
   const why = code === 'NOTREADONLY' ? 'a read-only server creates sessions only with localSessionsEnabled=true' : 'it answered the handshake with an error';
   return new ZooKeeperError(code, `server ${connection.label} refused to start a session: ${why}`, { zkCode: err, op: 'connect' });
+}
+
+/** The server refused credentials for `scheme` with `err`, and closes the connection. */
+function authRefusal(connection: Connection | undefined, scheme: string, err: number, why = `refused the credentials for scheme "${scheme}"`): ZooKeeperError {
+  const server = connection ? `server ${connection.label}` : 'the server';
+  return new ZooKeeperError(ZooKeeperError.fromServer(err).code, `${server} ${why} and closed the connection; the client is closed`, {
+    zkCode: err,
+    op: scheme === 'sasl' ? 'sasl' : 'addAuth',
+  });
 }
 
 /** Writes the leader runs only for a live session, and whose reply header tells whether they ran (not multi's). */

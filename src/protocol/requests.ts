@@ -63,6 +63,11 @@ export function writeAuth(w: Writer, scheme: string, auth: Uint8Array): void {
   w.int(0).string(scheme).buffer(auth);
 }
 
+/** GetSASLRequest: the client's SASL token (the server answers with SetSASLResponse, a token too). */
+export function writeSaslRequest(w: Writer, token: Uint8Array): void {
+  w.buffer(token);
+}
+
 export interface WatchLists {
   data: readonly string[];
   exist: readonly string[];

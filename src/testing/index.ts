@@ -43,6 +43,7 @@ export {
   DEFAULT_TICK_TIME_MS,
 } from './zookeeper-options.js';
 export type { SuperDigestCredentials, ZooKeeperOptions } from './zookeeper-options.js';
+export type { SaslServerOptions } from './sasl-config.js';
 
 export { FaultProxy } from './fault-proxy.js';
 export type { FaultProxyOptions, ProxyStats, WaitForBytesOptions } from './fault-proxy.js';

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { locateZooKeeper } from './locate-zookeeper.js';
 import type { ZooKeeperInstallation } from './locate-zookeeper.js';
+import { saslJvmArguments } from './sasl-config.js';
 import { createTempDir, removeTempDir } from './temp-dir.js';
 import { createTlsMaterial } from './tls-keystore.js';
 import type { TlsMaterial } from './tls-keystore.js';
@@ -28,7 +29,8 @@ export async function createWorkspace(
   const dir = await createTempDir(purpose, options.tempDir);
   try {
     const tls = options.tls === true ? await createTlsMaterial(join(dir, 'tls'), installation.java) : undefined;
-    return { installation, timing, dir, jvmArgs: jvmArguments(options, roleJvmArgs), tls };
+    const sasl = options.sasl === undefined ? [] : await saslJvmArguments(options.sasl, dir);
+    return { installation, timing, dir, jvmArgs: jvmArguments(options, [...roleJvmArgs, ...sasl]), tls };
   } catch (error) {
     await removeTempDir(dir);
     throw error;

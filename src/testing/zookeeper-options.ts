@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { HarnessError } from './harness-error.js';
 import type { ZooKeeperLocatorOptions } from './locate-zookeeper.js';
+import type { SaslServerOptions } from './sasl-config.js';
 
 /** Credentials of the ZooKeeper super user (bypasses all ACLs once authenticated with scheme `digest`). */
 export interface SuperDigestCredentials {
@@ -35,6 +36,8 @@ export interface ZooKeeperOptions extends ZooKeeperLocatorOptions {
   readonly readOnlyMode?: boolean;
   /** Configures a super user via `zookeeper.DigestAuthenticationProvider.superDigest`. */
   readonly superDigest?: SuperDigestCredentials;
+  /** SASL DIGEST-MD5 for clients: a JAAS file with these users, and the `sasl` ACL scheme. */
+  readonly sasl?: SaslServerOptions;
   /**
    * Extra zoo.cfg entries; they override the harness's defaults. Entries the harness must own
    * (ports, their addresses, `dataDir`, `server.N`) are rejected with `INVALID_OPTIONS`.

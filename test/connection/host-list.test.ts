@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { HostPort } from '../../src/connection/connect-string.js';
+import { HostList } from '../../src/connection/host-list.js';
+
+const hosts = (...ports: number[]): HostPort[] => ports.map((port) => ({ host: '127.0.0.1', port }));
+const TRIALS = 4000;
+
+/** Connects a fresh list of `from` to `at`, updates it to `to`, and returns where the next connection goes (or undefined: stays). */
+function afterUpdate(from: number[], at: number, to: number[]): number | undefined {
+  const list = new HostList(hosts(...from));
+  const current = hosts(at)[0]!;
+  return list.update(hosts(...to), current) ? list.next().port : undefined;
+}
+
+function tally(from: number[], at: number, to: number[]): Map<number | undefined, number> {
+  const counts = new Map<number | undefined, number>();
+  for (let i = 0; i < TRIALS; i++) {
+    const where = afterUpdate(from, at, to);
+    counts.set(where, (counts.get(where) ?? 0) + 1);
+  }
+  return counts;
+}
+
+describe("HostList.update: Java's StaticHostProvider.updateServerList rule", () => {
+  it('a list grown from 3 to 5: a client whose server stays moves with probability 1 - 3/5, always to a new server', () => {
+    const counts = tally([1, 2, 3], 1, [1, 2, 3, 4, 5]);
+    const moved = TRIALS - (counts.get(undefined) ?? 0);
+    // 0.4 × 4000 = 1600, standard deviation 31.
+    assert.ok(Math.abs(moved - 0.4 * TRIALS) < 160, `${moved} moved`);
+    assert.deepEqual([...counts.keys()].filter((k) => k !== undefined).sort(), [4, 5]);
+  });
+
+  it('a list shrunk from 5 to 3 (4 and 5 removed): a client of 4 moves to a remaining server, spread evenly', () => {
+    const counts = tally([1, 2, 3, 4, 5], 4, [1, 2, 3]);
+    assert.equal(counts.get(undefined), undefined, 'always moves');
+    for (const port of [1, 2, 3]) assert.ok(Math.abs((counts.get(port) ?? 0) - TRIALS / 3) < 200, JSON.stringify([...counts]));
+  });
+
+  it('a server replaced (1,2,3 to 1,2,4), client of 3: pNew 1 when the size stays (pOld = 0)', () => {
+    const counts = tally([1, 2, 3], 3, [1, 2, 4]);
+    assert.deepEqual([...counts.keys()], [4]);
+  });
+
+  it('a client whose server is in a list of the same or smaller size stays', () => {
+    assert.equal(afterUpdate([1, 2, 3], 2, [3, 2, 1]), undefined);
+    assert.equal(afterUpdate([1, 2, 3], 2, [2]), undefined);
+  });
+});
