@@ -20,6 +20,29 @@ export interface Timing {
   readonly slack: number;
 }
 
+/** What an invariant broke: shrinking keeps to failures of the kind first found. */
+export type ViolationKind =
+  | 'handed-out-after-close'
+  | 'handed-out-lost'
+  | 'fence'
+  | 'two-holders'
+  | 'semaphore-over-admit'
+  | 'loss-unsignalled'
+  | 'explorer-error'
+  | 'untyped-error'
+  | 'undocumented-code'
+  | 'unexplained-loss'
+  | 'close-leaves-nodes'
+  | 'never-settles'
+  | 'deadline-overrun'
+  | 'leak'
+  | 'stranded';
+
+export interface Violation {
+  readonly kind: ViolationKind;
+  readonly text: string;
+}
+
 export const DEFAULT_TIMING: Timing = { sessionTimeout: 2000, slack: 1500 };
 
 type AnyLease = Lease | MultiLease;
@@ -99,7 +122,7 @@ function conflicts(a: Claim, b: Claim): boolean {
 }
 
 export class ScenarioRun {
-  readonly violations: string[] = [];
+  readonly violations: Violation[] = [];
   readonly log: string[] = [];
   private readonly slots: Slot[] = [];
   private readonly holds: Hold[] = [];
@@ -126,8 +149,8 @@ export class ScenarioRun {
     return performance.now() - this.t0;
   }
 
-  private violation(text: string): void {
-    this.violations.push(`[${Math.round(this.now())} ms] ${text}`);
+  private violation(kind: ViolationKind, text: string): void {
+    this.violations.push({ kind, text: `[${Math.round(this.now())} ms] ${text}` });
   }
 
   private note(text: string): void {
@@ -234,7 +257,8 @@ export class ScenarioRun {
     }
   }
 
-  private claimsOf(actorIndex: number, read = false): Claim[] {
+  /** `single`: a semaphore's runExclusive takes one lease, whatever the actor's k. */
+  private claimsOf(actorIndex: number, read = false, single = false): Claim[] {
     const actor = this.scenario.actors[actorIndex]!;
     const p = this.path;
     switch (actor.kind) {
@@ -243,7 +267,7 @@ export class ScenarioRun {
       case 'WriteLock':
         return [{ resource: p, mode: read ? 's' : 'x' }];
       case 'Semaphore':
-        return [{ resource: p, mode: actor.leases }];
+        return [{ resource: p, mode: single ? 1 : actor.leases }];
       case 'MultiLock':
         return [
           { resource: `${p}/a`, mode: 'x' },
@@ -261,9 +285,9 @@ export class ScenarioRun {
   // ---- invariants at hand-out -----------------------------------------------------------------
 
   private handOut(label: string, actorIndex: number, lease: AnyLease, slot: Slot, look: boolean, excusedBefore: boolean, read = false): Hold {
-    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read), nodes: leaseNodes(lease), session: leaseSession(lease), excusedAt: undefined, ended: false };
-    if (slot.closedAt !== undefined) this.violation(`${label}: a lease was handed out after its client's close() was called (${Math.round(this.now() - slot.closedAt)} ms before)`);
-    if (look && !excusedBefore && lease.signal.aborted) this.violation(`${label}: the lease was handed out already lost (${describeError(lease.signal.reason)})`);
+    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes: leaseNodes(lease), session: leaseSession(lease), excusedAt: undefined, ended: false };
+    if (slot.closedAt !== undefined) this.violation('handed-out-after-close', `${label}: a lease was handed out after its client's close() was called (${Math.round(performance.now() - slot.closedAt)} ms before)`);
+    if (look && !excusedBefore && lease.signal.aborted) this.violation('handed-out-lost', `${label}: the lease was handed out already lost (${describeError(lease.signal.reason)})`);
     // Live holders that conflict with this one.
     for (const other of this.holds) {
       if (other.ended) continue;
@@ -277,7 +301,7 @@ export class ScenarioRun {
       if (claim.mode !== 'x') continue;
       const token = tokenOn(lease, claim.resource);
       const highest = this.fence.get(claim.resource) ?? 0n;
-      if (token < highest) this.violation(`${label}: fencing token ${token} on ${claim.resource} is lower than ${highest} handed out before`);
+      if (token < highest) this.violation('fence', `${label}: fencing token ${token} on ${claim.resource} is lower than ${highest} handed out before`);
       else this.fence.set(claim.resource, token);
     }
     this.holds.push(hold);
@@ -292,7 +316,7 @@ export class ScenarioRun {
       this.graceCheck(other, `${what} while ${other.label}'s lock was taken from outside`);
       return;
     }
-    if (!other.lease.signal.aborted) this.violation(`${what} while ${other.label} still holds ${other.nodes.join(', ')} with a live signal: two conflicting holders`);
+    if (!other.lease.signal.aborted) this.violation('two-holders', `${what} while ${other.label} still holds ${other.nodes.join(', ')} with a live signal: two conflicting holders`);
   }
 
   private checkSemaphore(hold: Hold, label: string): void {
@@ -302,7 +326,7 @@ export class ScenarioRun {
       const others = this.holds.filter((h) => !h.ended && h.claims.some((c) => typeof c.mode === 'number' && c.resource === claim.resource));
       const live = others.filter((h) => h.excusedAt === undefined && !h.lease.signal.aborted);
       const count = live.reduce((sum, h) => sum + h.claims.reduce((s, c) => s + (typeof c.mode === 'number' ? c.mode : 0), 0), 0) + claim.mode;
-      if (count > n) this.violation(`${label}: ${count} semaphore leases live at once, N = ${n} (${live.map((h) => h.label).join(', ')})`);
+      if (count > n) this.violation('semaphore-over-admit', `${label}: ${count} semaphore leases live at once, N = ${n} (${live.map((h) => h.label).join(', ')})`);
       for (const h of others) if (h.excusedAt !== undefined) this.graceCheck(h, `${label} handed out`);
     }
   }
@@ -314,7 +338,7 @@ export class ScenarioRun {
     const check = sleep(grace).then(() => {
       if (hold.ended) return;
       const late = grace + stalledSince(since);
-      if (!hold.lease.signal.aborted) this.violation(`${what}: ${hold.label}'s signal still not aborted ${Math.round(late)} ms later (held ${String((hold.lease as Lease).held)})`);
+      if (!hold.lease.signal.aborted) this.violation('loss-unsignalled', `${what}: ${hold.label}'s signal still not aborted ${Math.round(late)} ms later (held ${String((hold.lease as Lease).held)})`);
     });
     this.track(check);
   }
@@ -345,7 +369,7 @@ export class ScenarioRun {
   // ---- calls ------------------------------------------------------------------------------
 
   private track(promise: Promise<unknown>): void {
-    const p = promise.catch((error: unknown) => this.violation(`explorer error: ${describeError(error)}`));
+    const p = promise.catch((error: unknown) => this.violation('explorer-error', `explorer error: ${describeError(error)}`));
     this.pending.add(p);
     void p.finally(() => this.pending.delete(p));
   }
@@ -358,10 +382,10 @@ export class ScenarioRun {
 
   private rejection(label: string, error: unknown, allowed = ACQUIRE_CODES): void {
     if (!(error instanceof ZooKeeperError)) {
-      this.violation(`${label} rejected with an untyped error: ${describeError(error)}`);
+      this.violation('untyped-error', `${label} rejected with an untyped error: ${describeError(error)}`);
       return;
     }
-    if (!allowed.has(error.code)) this.violation(`${label} rejected with ${describeError(error)}, not a code the README documents for it`);
+    if (!allowed.has(error.code)) this.violation('undocumented-code', `${label} rejected with ${describeError(error)}, not a code the README documents for it`);
     else this.note(`${label} rejected: ${error.code}`);
   }
 
@@ -393,13 +417,13 @@ export class ScenarioRun {
     const { signal } = hold.lease;
     // A loss with nobody deleting the node nor ending the session is a lock taken by one of its own.
     if (signal.aborted && signal.reason instanceof LockLostError && signal.reason.reason === 'NODE_DELETED' && hold.excusedAt === undefined && !hold.nodes.some((n) => this.deleted.has(n))) {
-      this.violation(`${hold.label}: lost with NODE_DELETED, yet nobody deleted ${hold.nodes.join(', ')}`);
+      this.violation('unexplained-loss', `${hold.label}: lost with NODE_DELETED, yet nobody deleted ${hold.nodes.join(', ')}`);
     }
     hold.ended = true;
     try {
       await hold.lease.release();
     } catch (error) {
-      if (!(error instanceof ZooKeeperError) && !(error instanceof AggregateError)) this.violation(`${hold.label} release threw an untyped error: ${describeError(error)}`);
+      if (!(error instanceof ZooKeeperError) && !(error instanceof AggregateError)) this.violation('untyped-error', `${hold.label} release threw an untyped error: ${describeError(error)}`);
     }
   }
 
@@ -576,7 +600,7 @@ export class ScenarioRun {
       const left = (await this.nodes()).filter((n) => n.owner === session);
       if (left.length === 0) return;
       if (performance.now() - resolved > grace + stalledSince(resolved)) {
-        this.violation(`${what} resolved, yet ${left.map((n) => n.path).join(', ')} of its session still exist ${Math.round(performance.now() - resolved)} ms later`);
+        this.violation('close-leaves-nodes', `${what} resolved, yet ${left.map((n) => n.path).join(', ')} of its session still exist ${Math.round(performance.now() - resolved)} ms later`);
         return;
       }
       await sleep(100);
@@ -618,7 +642,7 @@ export class ScenarioRun {
       if (done && this.pending.size === 0) return;
       if (!done) {
         if (performance.now() - this.healedAt - stalledSince(this.healedAt) > bound) {
-          this.violation(`${this.pending.size} call(s) still pending ${Math.round(performance.now() - this.healedAt)} ms after the faults healed (${this.unsettled().join('; ')})`);
+          this.violation('never-settles', `${this.pending.size} call(s) still pending ${Math.round(performance.now() - this.healedAt)} ms after the faults healed (${this.unsettled().join('; ')})`);
           return;
         }
       }
@@ -637,7 +661,7 @@ export class ScenarioRun {
       const settled = d.settled();
       if (settled === undefined) continue;
       const late = settled - d.due - stalledSince(d.start);
-      if (late > bound) this.violation(`${d.label} settled ${Math.round(settled - d.due)} ms after its deadline (bound ${Math.round(bound)} ms)`);
+      if (late > bound) this.violation('deadline-overrun', `${d.label} settled ${Math.round(settled - d.due)} ms after its deadline (bound ${Math.round(bound)} ms)`);
     }
   }
 
@@ -650,7 +674,7 @@ export class ScenarioRun {
       const leaked = (await this.nodes()).filter((n) => live.has(n.owner));
       if (leaked.length === 0) return;
       if (performance.now() - started > grace + stalledSince(started)) {
-        this.violation(`leak: ${leaked.map((n) => `${n.path} (session 0x${n.owner.toString(16)})`).join(', ')} left with every call settled and every lease released`);
+        this.violation('leak', `leak: ${leaked.map((n) => `${n.path} (session 0x${n.owner.toString(16)})`).join(', ')} left with every call settled and every lease released`);
         return;
       }
       await sleep(100);
@@ -677,7 +701,7 @@ export class ScenarioRun {
       await lease.release();
     } catch (error) {
       const left = (await this.nodes()).map((n) => `${n.path} (0x${n.owner.toString(16)})`);
-      this.violation(`after the faults healed a fresh acquire failed: ${describeError(error)}; nodes: ${left.join(', ') || 'none'}`);
+      this.violation('stranded', `after the faults healed a fresh acquire failed: ${describeError(error)}; nodes: ${left.join(', ') || 'none'}`);
     } finally {
       await client.close();
     }

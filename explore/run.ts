@@ -4,6 +4,7 @@ import { ZooKeeperClient } from '../src/index.js';
 import { ZooKeeperServer } from '../src/testing/index.js';
 import { DEFAULT_TIMING } from './execute.js';
 import { explore, failureText } from './explorer.js';
+import { scenarioText } from './scenario.js';
 
 /**
  * `npm run explore -- [--minutes M] [--seed N] [--workers W] [--runs R]`: searches for a scenario
@@ -22,6 +23,9 @@ const { values } = parseArgs({
     'session-timeout': { type: 'string', default: String(DEFAULT_TIMING.sessionTimeout) },
     slack: { type: 'string', default: String(DEFAULT_TIMING.slack) },
     json: { type: 'boolean', default: false },
+    ignore: { type: 'string', multiple: true },
+    'keep-going': { type: 'boolean', default: false },
+    shrink: { type: 'boolean', default: false },
   },
 });
 
@@ -57,10 +61,17 @@ try {
     admin,
     root: `/explore/${seed}-${Date.now()}`,
     progress: (text) => console.log(text),
+    ignore: (values.ignore ?? []).map((r) => new RegExp(r)),
+    keepGoing: values['keep-going'],
+    shrinkReplay: values.shrink,
   });
   const rate = result.scenarios / (result.elapsedMs / 60_000);
   console.log(`${result.scenarios} scenarios in ${(result.elapsedMs / 1000).toFixed(1)} s (${rate.toFixed(0)} a minute), load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  if (values.json) console.log(JSON.stringify({ seed, scenarios: result.scenarios, elapsedMs: result.elapsedMs, failure: result.failure ? { ...result.failure } : null }));
+  if (values.json) console.log(JSON.stringify({ seed, scenarios: result.scenarios, elapsedMs: result.elapsedMs, failure: result.failure ?? null, sightings: result.sightings }));
+  for (const s of result.sightings) {
+    console.log(`\n${s.signature}: after ${s.foundAfter} scenarios, ${(s.foundAtMs / 1000).toFixed(1)} s\n  ${s.violation.text}\n${scenarioText(s.scenario)}\n  replay: npm run explore -- --seed ${s.seed} --path ${s.path}${extra} (add --shrink to shrink it)`);
+  }
+  if (result.sightings.length > 0) code = 1;
   if (result.failure) {
     console.log(failureText(result.failure, extra));
     code = 1;

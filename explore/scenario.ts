@@ -90,7 +90,7 @@ const MAX_ACTORS = 4;
 
 const hold = fc.integer({ min: 0, max: 800 });
 const maxHold: fc.Arbitrary<MaxHold | undefined> = fc.option(
-  fc.record({ maxHold: fc.integer({ min: 50, max: 600 }), forceReleaseAfter: fc.option(fc.integer({ min: 0, max: 400 }), { nil: undefined }) }, { requiredKeys: ['maxHold'] }),
+  fc.record({ maxHold: fc.integer({ min: 50, max: 600 }), forceReleaseAfter: fc.option(fc.integer({ min: 1, max: 400 }), { nil: undefined }) }, { requiredKeys: ['maxHold'] }),
   { nil: undefined, freq: 3 },
 );
 
@@ -145,34 +145,37 @@ const verdict: fc.Arbitrary<FaultVerdict> = fc.oneof(
   fc.record({ delay: fc.integer({ min: 50, max: 1500 }) }),
 );
 
-/** Every scenario the explorer may run; shrinks towards fewer clients, actors, steps and faults. */
+/**
+ * Every scenario the explorer may run; shrinks towards fewer clients, actors, steps and faults.
+ * Indexes (an actor's client, a step's actor) are drawn unbounded and taken modulo the counts, so
+ * that every part shrinks on its own (a `chain` from counts to parts would shrink poorly).
+ */
 export const scenarioArb: fc.Arbitrary<Scenario> = fc
   .record({
     family: fc.constantFrom<Family>('mutex', 'rw', 'semaphore', 'simple', 'multi'),
     permits: fc.integer({ min: 1, max: 3 }),
     lockDelay: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 50, max: 400 }) }),
     clients: fc.integer({ min: 1, max: MAX_CLIENTS }),
-    actorCount: fc.integer({ min: 1, max: MAX_ACTORS }),
+    actors: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), kind: fc.nat(2), leases: fc.nat(2), revocable: fc.boolean() }), { minLength: 1, maxLength: MAX_ACTORS }),
+    steps: fc.array(stepArb(MAX_ACTORS, MAX_CLIENTS), { minLength: 1, maxLength: 12 }),
+    faults: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), verdict }), { maxLength: 3 }),
   })
-  .chain(({ family, permits, lockDelay, clients, actorCount }) =>
-    fc.record({
-      family: fc.constant(family),
-      permits: fc.constant(permits),
-      lockDelay: fc.constant(family === 'mutex' || family === 'multi' ? lockDelay : 0),
-      clients: fc.constant(clients),
-      actors: fc.array(
-        fc.record({
-          client: fc.integer({ min: 0, max: clients - 1 }),
-          kind: fc.constantFrom(...KINDS[family]),
-          leases: fc.integer({ min: 1, max: permits }),
-          revocable: fc.boolean(),
-        }),
-        { minLength: actorCount, maxLength: actorCount },
-      ),
-      steps: fc.array(stepArb(actorCount, clients), { minLength: 1, maxLength: 12 }),
-      faults: fc.array(fc.record({ client: fc.integer({ min: 0, max: clients - 1 }), nth: fc.integer({ min: 1, max: 30 }), verdict }), { maxLength: 3 }),
-    }),
-  );
+  .map(({ family, permits, lockDelay, clients, actors, steps, faults }) => {
+    const kinds = KINDS[family];
+    return {
+      family,
+      permits,
+      lockDelay: family === 'mutex' || family === 'multi' ? lockDelay : 0,
+      clients,
+      actors: actors.map((a) => ({ client: a.client % clients, kind: kinds[a.kind % kinds.length]!, leases: 1 + (a.leases % permits), revocable: a.revocable })),
+      steps: steps.map((step): Step => {
+        if ('actor' in step) return { ...step, actor: step.actor % actors.length };
+        if ('client' in step) return { ...step, client: step.client % clients };
+        return step;
+      }),
+      faults: faults.map((f) => ({ ...f, client: f.client % clients })),
+    };
+  });
 
 function verdictText(v: FaultVerdict): string {
   return typeof v === 'string' ? v : `delay ${v.delay} ms`;
