@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { ZooKeeperClient } from '../src/index.js';
 import { ScenarioRun } from './execute.js';
-import type { Timing, Violation, ViolationKind } from './execute.js';
+import type { LockFactory, Timing, Violation, ViolationKind } from './execute.js';
 import { scenarioArb, scenarioText } from './scenario.js';
 import type { Scenario } from './scenario.js';
 
@@ -36,8 +36,8 @@ export interface ExploreOptions {
   readonly keepGoing?: boolean;
   /** On a replay (`path`), shrink from there instead of running that one scenario. */
   readonly shrinkReplay?: boolean;
-  /** Makes the run explore another recipe (the explorer's own self-test): defaults to the real one. */
-  readonly runScenario?: (scenario: Scenario, root: string) => Promise<{ violations: Violation[]; log: string[] }>;
+  /** Makes the actors' locks instead of the recipes (the explorer's own self-test: a lock broken on purpose). */
+  readonly lockFactory?: LockFactory;
 }
 
 export interface Failure {
@@ -94,13 +94,11 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
   const replay = options.path !== undefined;
   const sightings = new Map<string, Sighting>();
   const workers = replay ? 1 : options.workers;
-  const run =
-    options.runScenario ??
-    (async (scenario: Scenario, root: string) => {
-      const r = new ScenarioRun(scenario, root, options.serverPort, options.admin, options.timing);
-      await r.run();
-      return { violations: r.violations, log: r.log };
-    });
+  const run = async (scenario: Scenario, root: string): Promise<{ violations: Violation[]; log: string[] }> => {
+    const r = new ScenarioRun(scenario, root, options.serverPort, options.admin, options.timing, options.lockFactory);
+    await r.run();
+    return { violations: r.violations, log: r.log };
+  };
 
   const runWorker = async (worker: number): Promise<Failure | undefined> => {
     let n = 0;
