@@ -36,7 +36,8 @@ export type ViolationKind =
   | 'never-settles'
   | 'deadline-overrun'
   | 'leak'
-  | 'stranded';
+  | 'stranded'
+  | 'healthy-connection-dropped';
 
 export interface Violation {
   readonly kind: ViolationKind;
@@ -61,6 +62,8 @@ interface Slot {
   /** When close() was called on the current client, if it was. */
   closedAt: number | undefined;
   locks: Map<number, Callable>;
+  /** Whether the scenario did anything to this slot's connection or session (a request fault, an expiry, a close). */
+  faulted: boolean;
 }
 
 /** Makes an actor's lock on `path` (its family's path), or undefined for the recipe's own. */
@@ -97,7 +100,7 @@ function stalledSince(since: number): number {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Error codes a user of an acquire may be handed (README, Error codes); anything else is a defect. */
-const ACQUIRE_CODES = new Set(['LOCK_TIMEOUT', 'ABORTED', 'CLOSED', 'WOULD_DEADLOCK', 'UPGRADE_NOT_SUPPORTED', 'LOCK_LOST', 'DOWNGRADE_CONFLICT', 'NOT_HELD', 'SESSIONEXPIRED']);
+const ACQUIRE_CODES = new Set(['LOCK_TIMEOUT', 'ABORTED', 'CLOSED', 'WOULD_DEADLOCK', 'UPGRADE_NOT_SUPPORTED', 'LOCK_LOST', 'DOWNGRADE_CONFLICT', 'NOT_HELD', 'SESSIONEXPIRED', 'CHROOT_MISSING']);
 
 function describeError(error: unknown): string {
   if (error instanceof ZooKeeperError) return `${error.name} ${error.code}: ${error.message}`;
@@ -170,7 +173,7 @@ export class ScenarioRun {
 
   private async openSlot(index: number): Promise<Slot> {
     const existing = this.slots[index];
-    const slot: Slot = existing ?? { client: undefined as unknown as ZooKeeperClient, proxy: undefined as unknown as FaultProxy, requests: 0, closedAt: undefined, locks: new Map() };
+    const slot: Slot = existing ?? { client: undefined as unknown as ZooKeeperClient, proxy: undefined as unknown as FaultProxy, requests: 0, closedAt: undefined, locks: new Map(), faulted: false };
     slot.proxy ??= await FaultProxy.start({ targetPort: this.serverPort, onRequest: () => this.decide(index, slot) });
     if (existing === undefined) {
       // The connect response carries the session's password: what closing the session from outside needs.
@@ -179,7 +182,12 @@ export class ScenarioRun {
         this.passwords.set(event.chunk.readBigInt64BE(12), Buffer.from(event.chunk.subarray(24, 40)));
       });
     }
-    slot.client = await ZooKeeperClient.connect(slot.proxy.connectString, { sessionTimeout: this.timing.sessionTimeout });
+    const chroot = this.scenario.missingChroot === index ? `${this.root}-missing-chroot` : '';
+    slot.client = await ZooKeeperClient.connect(slot.proxy.connectString + chroot, { sessionTimeout: this.timing.sessionTimeout });
+    slot.faulted = false;
+    slot.client.onState((event) => {
+      if (event === 'suspended') this.suspended(index, slot);
+    });
     slot.closedAt = undefined;
     slot.locks = new Map();
     this.slots[index] = slot;
@@ -192,7 +200,24 @@ export class ScenarioRun {
     const fault = this.scenario.faults.find((f) => f.client === index && f.nth === slot.requests);
     if (fault === undefined) return 'forward';
     this.note(`fault: C${index} request #${slot.requests} -> ${typeof fault.verdict === 'string' ? fault.verdict : `delay ${fault.verdict.delay}`}`);
+    slot.faulted = true;
     return fault.verdict;
+  }
+
+  /**
+   * A connection the scenario did nothing to may be given up only when the event loop stalled
+   * for most of its read deadline (2/3 of the session timeout): the README's lease survives a
+   * stall of a third of the session timeout, and the client must read what arrived meanwhile.
+   */
+  private suspended(index: number, slot: Slot): void {
+    if (slot.faulted || slot.closedAt !== undefined || this.healed) return;
+    const window = this.timing.sessionTimeout;
+    const since = performance.now() - window;
+    const recent = stalls.filter((s) => s.at + s.ms >= since);
+    const total = recent.reduce((sum, s) => sum + s.ms, 0);
+    if (recent.length > 0 && total < window / 2) {
+      this.violation('healthy-connection-dropped', `C${index} lost a connection the scenario did nothing to, after stalls of ${recent.map((s) => s.ms).join(' + ')} ms (session timeout ${window} ms)`);
+    }
   }
 
   // ---- locks ------------------------------------------------------------------------------
@@ -570,6 +595,7 @@ export class ScenarioRun {
         const password = this.passwords.get(session);
         if (session === 0n || password === undefined) return;
         this.note(`expire C${step.client}'s session 0x${session.toString(16)}`);
+        slot.faulted = true;
         this.excuse((h) => h.session === session);
         await endSession({ host: '127.0.0.1', port: this.serverPort }, { id: session, password, lastZxid: 0n, timeout: this.timing.sessionTimeout }, { tls: undefined, maxReplyBytes: 1 << 20, timeoutMs: 5000 });
         return;
@@ -578,6 +604,7 @@ export class ScenarioRun {
         const slot = this.slots[step.client]!;
         if (slot.closedAt !== undefined) return;
         slot.closedAt = performance.now();
+        slot.faulted = true;
         const session = slot.client.sessionId;
         this.excuse((h) => h.session === session);
         this.note(`close C${step.client} (session 0x${session.toString(16)})`);

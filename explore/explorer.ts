@@ -32,6 +32,10 @@ export interface ExploreOptions {
   readonly progress?: (text: string) => void;
   /** Violations whose text matches one of these are not failures (known defects, to look past them). */
   readonly ignore?: readonly RegExp[];
+  /** Runs of a replayed scenario, and of each candidate while shrinking: one that fails is a failure (default 1). */
+  readonly repeat?: number;
+  /** Only violations of this kind are failures (to shrink a replay to one invariant of several it broke). */
+  readonly onlyKind?: ViolationKind;
   /** Do not stop at a failure: note the first scenario of every new signature (see {@link signatureOf}) and go on, unshrunk. */
   readonly keepGoing?: boolean;
   /** On a replay (`path`), shrink from there instead of running that one scenario. */
@@ -112,8 +116,15 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
       if (failing && performance.now() - started - firstFailureAt!.ms > options.shrinkMs) return true;
       if (failing) shrinkRuns++;
       else scenarios++;
-      const raw = await run(scenario, `${options.root}/w${worker}-${n++}`);
-      const result = { ...raw, violations: raw.violations.filter((v) => !options.ignore?.some((r) => r.test(v.text))) };
+      // A replayed or shrunk scenario runs up to `repeat` times: timing (the load, a stall of a
+      // scenario beside it in the search) decides some failures, and one failing run is a failure.
+      let result: { violations: Violation[]; log: string[] } = { violations: [], log: [] };
+      const attempts = replay || failing ? (options.repeat ?? 1) : 1;
+      for (let attempt = 0; attempt < attempts && result.violations.length === 0; attempt++) {
+        const raw = await run(scenario, `${options.root}/w${worker}-${n++}`);
+        const relevant = raw.violations.filter((v) => !options.ignore?.some((r) => r.test(v.text)) && (options.onlyKind === undefined || v.kind === options.onlyKind) && (kind === undefined || v.kind === kind));
+        result = { log: raw.log, violations: relevant };
+      }
       const now = performance.now();
       if (options.keepGoing) {
         for (const violation of result.violations) {

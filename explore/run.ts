@@ -3,6 +3,7 @@ import { loadavg } from 'node:os';
 import { ZooKeeperClient } from '../src/index.js';
 import { ZooKeeperServer } from '../src/testing/index.js';
 import { DEFAULT_TIMING } from './execute.js';
+import type { ViolationKind } from './execute.js';
 import { explore, failureText } from './explorer.js';
 import { scenarioText } from './scenario.js';
 
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     ignore: { type: 'string', multiple: true },
     'keep-going': { type: 'boolean', default: false },
     shrink: { type: 'boolean', default: false },
+    kind: { type: 'string' },
+    repeat: { type: 'string', default: '1' },
   },
 });
 
@@ -64,6 +67,8 @@ try {
     ignore: (values.ignore ?? []).map((r) => new RegExp(r)),
     keepGoing: values['keep-going'],
     shrinkReplay: values.shrink,
+    repeat: int('repeat', values.repeat),
+    ...(values.kind !== undefined ? { onlyKind: values.kind as ViolationKind } : {}),
   });
   const rate = result.scenarios / (result.elapsedMs / 60_000);
   console.log(`${result.scenarios} scenarios in ${(result.elapsedMs / 1000).toFixed(1)} s (${rate.toFixed(0)} a minute), load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);

@@ -72,6 +72,8 @@ export interface Scenario {
   /** Mutex lockDelay for the family (every contender on a path the same), 0 = off. */
   readonly lockDelay: number;
   readonly clients: number;
+  /** The client slot whose connect string names a chroot that does not exist (-1: none). */
+  readonly missingChroot: number;
   readonly actors: readonly Actor[];
   readonly steps: readonly Step[];
   readonly faults: readonly Fault[];
@@ -156,17 +158,19 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
     permits: fc.integer({ min: 1, max: 3 }),
     lockDelay: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 50, max: 400 }) }),
     clients: fc.integer({ min: 1, max: MAX_CLIENTS }),
+    missingChroot: fc.oneof({ weight: 12, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat(MAX_CLIENTS - 1) }),
     actors: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), kind: fc.nat(2), leases: fc.nat(2), revocable: fc.boolean() }), { minLength: 1, maxLength: MAX_ACTORS }),
     steps: fc.array(stepArb(MAX_ACTORS, MAX_CLIENTS), { minLength: 1, maxLength: 12 }),
     faults: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), verdict }), { maxLength: 3 }),
   })
-  .map(({ family, permits, lockDelay, clients, actors, steps, faults }) => {
+  .map(({ family, permits, lockDelay, clients, missingChroot, actors, steps, faults }) => {
     const kinds = KINDS[family];
     return {
       family,
       permits,
       lockDelay: family === 'mutex' || family === 'multi' ? lockDelay : 0,
       clients,
+      missingChroot: missingChroot < 0 ? -1 : missingChroot % clients,
       actors: actors.map((a) => ({ client: a.client % clients, kind: kinds[a.kind % kinds.length]!, leases: 1 + (a.leases % permits), revocable: a.revocable })),
       steps: steps.map((step): Step => {
         if ('actor' in step) return { ...step, actor: step.actor % actors.length };
@@ -223,7 +227,7 @@ export function stepText(step: Step): string {
 /** The scenario, readably: what fast-check's counterexample line would print as JSON. */
 export function scenarioText(s: Scenario): string {
   const lines = [
-    `family ${s.family}${s.family === 'semaphore' ? ` (N = ${s.permits})` : ''}${s.lockDelay > 0 ? `, lockDelay ${s.lockDelay}` : ''}, ${s.clients} client(s)`,
+    `family ${s.family}${s.family === 'semaphore' ? ` (N = ${s.permits})` : ''}${s.lockDelay > 0 ? `, lockDelay ${s.lockDelay}` : ''}, ${s.clients} client(s)${s.missingChroot >= 0 ? `, C${s.missingChroot} with a chroot that does not exist` : ''}`,
     ...s.actors.map((a, i) => `  ${actorText(a, i)}`),
     ...s.faults.map((f) => `  fault: request #${f.nth} of C${f.client} -> ${verdictText(f.verdict)}`),
     ...s.steps.map((step, i) => `  ${i + 1}. ${stepText(step)}`),
