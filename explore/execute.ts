@@ -44,6 +44,9 @@ export interface Violation {
   readonly text: string;
 }
 
+/** How much longer a scenario's long sessions are. */
+const LONG_SESSIONS = 3;
+
 export const DEFAULT_TIMING: Timing = { sessionTimeout: 2000, slack: 1500 };
 
 export type AnyLease = Lease | MultiLease;
@@ -148,10 +151,14 @@ export class ScenarioRun {
     private readonly root: string,
     private readonly serverPort: number,
     private readonly admin: ZooKeeperClient,
-    private readonly timing: Timing,
+    timing: Timing,
     /** Makes the actors' locks: the recipes by default; the explorer's self-test passes a broken one. */
     private readonly lockFactory?: LockFactory,
-  ) {}
+  ) {
+    this.timing = scenario.longSessions ? { ...timing, sessionTimeout: LONG_SESSIONS * timing.sessionTimeout } : timing;
+  }
+
+  private readonly timing: Timing;
 
   private now(): number {
     return performance.now() - this.t0;
@@ -315,7 +322,10 @@ export class ScenarioRun {
   // ---- invariants at hand-out -----------------------------------------------------------------
 
   private handOut(label: string, actorIndex: number, lease: AnyLease, slot: Slot, look: boolean, excusedBefore: boolean, read = false): Hold {
-    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes: leaseNodes(lease), session: leaseSession(lease), excusedAt: undefined, ended: false };
+    const nodes = leaseNodes(lease);
+    // A node the operator deleted before its acquire resolved: lost from outside, like a holder's.
+    const excusedAt = nodes.some((n) => this.deleted.has(n)) ? performance.now() : undefined;
+    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes, session: leaseSession(lease), excusedAt, ended: false };
     if (slot.closedAt !== undefined) this.violation('handed-out-after-close', `${label}: a lease was handed out after its client's close() was called (${Math.round(performance.now() - slot.closedAt)} ms before)`);
     if (look && !excusedBefore && lease.signal.aborted) this.violation('handed-out-lost', `${label}: the lease was handed out already lost (${describeError(lease.signal.reason)})`);
     // Live holders that conflict with this one.

@@ -80,7 +80,7 @@ try {
   if (result.failure) {
     console.log(failureText(result.failure, extra));
     code = 1;
-  } else {
+  } else if (result.sightings.length === 0) {
     console.log(values.path ? 'the scenario passed this time' : 'no invariant broken');
   }
 } finally {

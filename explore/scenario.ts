@@ -77,6 +77,8 @@ export interface Scenario {
   readonly actors: readonly Actor[];
   readonly steps: readonly Step[];
   readonly faults: readonly Fault[];
+  /** Sessions three times the explorer's short timeout: what a short one hides (a silent connection detected late). */
+  readonly longSessions: boolean;
 }
 
 const KINDS: Record<Family, readonly ActorKind[]> = {
@@ -162,8 +164,10 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
     actors: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), kind: fc.nat(2), leases: fc.nat(2), revocable: fc.boolean() }), { minLength: 1, maxLength: MAX_ACTORS }),
     steps: fc.array(stepArb(MAX_ACTORS, MAX_CLIENTS), { minLength: 1, maxLength: 12 }),
     faults: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), verdict }), { maxLength: 3 }),
+    // Last: a field added at the end leaves the scenarios of earlier seeds as they were.
+    longSessions: fc.boolean(),
   })
-  .map(({ family, permits, lockDelay, clients, missingChroot, actors, steps, faults }) => {
+  .map(({ family, permits, lockDelay, clients, missingChroot, actors, steps, faults, longSessions }) => {
     const kinds = KINDS[family];
     return {
       family,
@@ -178,6 +182,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
         return step;
       }),
       faults: faults.map((f) => ({ ...f, client: f.client % clients })),
+      longSessions,
     };
   });
 
@@ -227,7 +232,7 @@ export function stepText(step: Step): string {
 /** The scenario, readably: what fast-check's counterexample line would print as JSON. */
 export function scenarioText(s: Scenario): string {
   const lines = [
-    `family ${s.family}${s.family === 'semaphore' ? ` (N = ${s.permits})` : ''}${s.lockDelay > 0 ? `, lockDelay ${s.lockDelay}` : ''}, ${s.clients} client(s)${s.missingChroot >= 0 ? `, C${s.missingChroot} with a chroot that does not exist` : ''}`,
+    `family ${s.family}${s.family === 'semaphore' ? ` (N = ${s.permits})` : ''}${s.lockDelay > 0 ? `, lockDelay ${s.lockDelay}` : ''}, ${s.clients} client(s)${s.missingChroot >= 0 ? `, C${s.missingChroot} with a chroot that does not exist` : ''}${s.longSessions ? ', long sessions' : ''}`,
     ...s.actors.map((a, i) => `  ${actorText(a, i)}`),
     ...s.faults.map((f) => `  fault: request #${f.nth} of C${f.client} -> ${verdictText(f.verdict)}`),
     ...s.steps.map((step, i) => `  ${i + 1}. ${stepText(step)}`),
