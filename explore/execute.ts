@@ -205,6 +205,12 @@ export class ScenarioRun {
     slot.requests++;
     if (this.healed) return 'forward';
     const fault = this.scenario.faults.find((f) => f.client === index && f.nth === slot.requests);
+    const replyDelay = this.scenario.replyDelays.find((d) => d.client === index && d.nth === slot.requests);
+    if (fault === undefined && replyDelay !== undefined) {
+      this.note(`fault: C${index} reply to request #${slot.requests} -> delay ${replyDelay.ms}`);
+      slot.faulted = true;
+      return { delayReply: replyDelay.ms };
+    }
     if (fault === undefined) return 'forward';
     this.note(`fault: C${index} request #${slot.requests} -> ${typeof fault.verdict === 'string' ? fault.verdict : `delay ${fault.verdict.delay}`}`);
     slot.faulted = true;

@@ -23,6 +23,8 @@ const { values } = parseArgs({
 });
 
 const repo = resolve(import.meta.dirname, '..');
+/** Every tree of the run is this commit (the baseline and each mutant), whatever is committed meanwhile. */
+const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'HEAD']).toString().trim();
 const mutantsDir = join(repo, 'explore', 'mutants');
 
 interface Sighting {
@@ -52,7 +54,7 @@ function runExplorer(dir: string): Promise<{ scenarios: number; sightings: Sight
 
 function scratch(name: string): string {
   const dir = join(mkdtempSync(join(tmpdir(), 'zklock-mutant-')), name);
-  execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', dir, 'HEAD'], { stdio: 'ignore' });
+  execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', dir, commit], { stdio: 'ignore' });
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
   return dir;
 }

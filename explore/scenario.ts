@@ -77,6 +77,8 @@ export interface Scenario {
   readonly actors: readonly Actor[];
   readonly steps: readonly Step[];
   readonly faults: readonly Fault[];
+  /** The replies to these requests (the `nth` of a client) reach it late, and all after them on that connection. */
+  readonly replyDelays: readonly { readonly client: number; readonly nth: number; readonly ms: number }[];
   /** Sessions three times the explorer's short timeout: what a short one hides (a silent connection detected late). */
   readonly longSessions: boolean;
 }
@@ -166,8 +168,9 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
     faults: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), verdict }), { maxLength: 3 }),
     // Last: a field added at the end leaves the scenarios of earlier seeds as they were.
     longSessions: fc.boolean(),
+    replyDelays: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), ms: fc.integer({ min: 50, max: 1500 }) }), { maxLength: 2 }),
   })
-  .map(({ family, permits, lockDelay, clients, missingChroot, actors, steps, faults, longSessions }) => {
+  .map(({ family, permits, lockDelay, clients, missingChroot, actors, steps, faults, longSessions, replyDelays }) => {
     const kinds = KINDS[family];
     return {
       family,
@@ -183,6 +186,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
       }),
       faults: faults.map((f) => ({ ...f, client: f.client % clients })),
       longSessions,
+      replyDelays: replyDelays.map((d) => ({ ...d, client: d.client % clients })),
     };
   });
 
@@ -235,6 +239,7 @@ export function scenarioText(s: Scenario): string {
     `family ${s.family}${s.family === 'semaphore' ? ` (N = ${s.permits})` : ''}${s.lockDelay > 0 ? `, lockDelay ${s.lockDelay}` : ''}, ${s.clients} client(s)${s.missingChroot >= 0 ? `, C${s.missingChroot} with a chroot that does not exist` : ''}${s.longSessions ? ', long sessions' : ''}`,
     ...s.actors.map((a, i) => `  ${actorText(a, i)}`),
     ...s.faults.map((f) => `  fault: request #${f.nth} of C${f.client} -> ${verdictText(f.verdict)}`),
+    ...s.replyDelays.map((d) => `  fault: reply to request #${d.nth} of C${d.client} -> delay ${d.ms} ms`),
     ...s.steps.map((step, i) => `  ${i + 1}. ${stepText(step)}`),
   ];
   return lines.join('\n');

@@ -47,8 +47,8 @@ export class ProxyConnection {
   readonly #server: Socket;
   readonly #flows: Readonly<Record<Direction, ProxyFlow>>;
   readonly #blackholed: Record<Direction, boolean> = { upstream: false, downstream: false };
-  /** Until when (Date.now()) client → server bytes are held back, see {@link holdUpstream}. */
-  #upstreamHeldUntil = 0;
+  /** Until when (Date.now()) bytes are held back in each direction, see {@link holdUpstream}. */
+  readonly #heldUntil: Record<Direction, number> = { upstream: 0, downstream: 0 };
   #openSockets = 2;
 
   /** @internal Connections are created by {@link FaultProxy}. */
@@ -64,7 +64,7 @@ export class ProxyConnection {
         destination,
         () => {
           const shared = hooks.faults(direction);
-          const held = direction === 'upstream' ? this.#upstreamHeldUntil - Date.now() : 0;
+          const held = this.#heldUntil[direction] - Date.now();
           return { blackholed: shared.blackholed || this.#blackholed[direction], latencyMs: Math.max(shared.latencyMs, held) };
         },
         ({ chunk, dropped }) => {
@@ -130,7 +130,12 @@ export class ProxyConnection {
    * latency, order kept): the request being filtered and those behind it reach the server late.
    */
   holdUpstream(ms: number): void {
-    this.#upstreamHeldUntil = Math.max(this.#upstreamHeldUntil, Date.now() + ms);
+    this.#heldUntil.upstream = Math.max(this.#heldUntil.upstream, Date.now() + ms);
+  }
+
+  /** The same for server → client bytes (from the chunk being filtered on). */
+  holdDownstream(ms: number): void {
+    this.#heldUntil.downstream = Math.max(this.#heldUntil.downstream, Date.now() + ms);
   }
 
   /** Ends this connection's own black holes (proxy-wide faults still apply). */

@@ -23,6 +23,8 @@ export interface ProxyRequest {
  *   reset in its place, so the client sees CONNECTIONLOSS for a request that did run;
  * - `{ delay }`: it, and everything the client sends after it on this connection, reaches the
  *   server that many ms later (order is kept);
+ * - `{ delayReply }`: it goes on at once; its reply, and everything the server sends after it on
+ *   this connection, reaches the client that many ms later (order is kept);
  * - `reset`: the connection is reset (TCP RST both ways) before the request, or anything that
  *   came with it in the same read, reaches the server: the client loses the connection with the
  *   request in flight, and the decider hears of no later request of this connection;
@@ -36,6 +38,7 @@ export type RequestVerdict =
   | 'drop'
   | 'lose-reply'
   | { readonly delay: number }
+  | { readonly delayReply: number }
   | { readonly error: number; readonly close?: boolean };
 
 /** Decides each request's fate; called synchronously as the request passes. */
@@ -90,6 +93,8 @@ export class RequestFilter {
   readonly #refused = new Map<number, { readonly error: number; readonly close?: boolean }>();
   /** Requests forwarded whose replies are to be lost (see RequestVerdict). */
   readonly #repliesLost = new Set<number>();
+  /** Requests forwarded whose replies are to be held back, and for how long. */
+  readonly #repliesDelayed = new Map<number, number>();
   readonly #requests = new Frames((frame, first) => this.#request(frame, first));
   readonly #replies = new Frames((frame, first) => this.#reply(frame, first));
   #closing = false;
@@ -137,6 +142,10 @@ export class RequestFilter {
       this.connection.holdUpstream(verdict.delay);
       return frame;
     }
+    if ('delayReply' in verdict) {
+      this.#repliesDelayed.set(xid, verdict.delayReply);
+      return frame;
+    }
     this.#refused.set(xid, verdict);
     // xid, opcode, path "/" (length 1), watch false.
     const standIn = Buffer.alloc(18);
@@ -160,6 +169,11 @@ export class RequestFilter {
       this.#closing = true;
       this.connection.reset();
       return EMPTY;
+    }
+    const delay = this.#repliesDelayed.get(xid);
+    if (delay !== undefined) {
+      this.#repliesDelayed.delete(xid);
+      this.connection.holdDownstream(delay);
     }
     const refused = this.#refused.get(xid);
     if (refused === undefined) return frame;

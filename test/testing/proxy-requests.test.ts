@@ -88,6 +88,18 @@ describe('FaultProxy onRequest, against a real server', { timeout: 6 * ROUND_TRI
     assert.ok(first.stat.czxid < second.stat.czxid, 'order kept');
   });
 
+  it('delays the reply of a request the server ran at once', async () => {
+    const DELAY = 600;
+    let delayed = false;
+    const { client } = await through((opcode) => (opcode === CREATE2 && !delayed ? ((delayed = true), { delayReply: DELAY }) : 'forward'));
+    const started = performance.now();
+    const creating = client.create('/proxy-requests-reply-delayed', '');
+    await eventually(async () => (await zk.client.exists('/proxy-requests-reply-delayed')) !== null, ROUND_TRIPS_MS, 'the server ran the create');
+    assert.ok(performance.now() - started < DELAY, 'ran before its reply came');
+    await creating;
+    assert.ok(performance.now() - started >= DELAY - 20, `answered after the delay (${Math.round(performance.now() - started)} ms)`);
+  });
+
   /** A request frame: header, then `body` written by the protocol's own writers. */
   function request(xid: number, opcode: number, body?: (w: Writer) => void): Buffer {
     const w = writeRequestHeader(new Writer(), xid, opcode);
