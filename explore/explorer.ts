@@ -48,6 +48,8 @@ export interface Failure {
   readonly seed: number;
   readonly path: string;
   readonly scenario: Scenario;
+  /** The scenario as first found, before shrinking. */
+  readonly original: Scenario;
   readonly violations: readonly Violation[];
   readonly log: readonly string[];
   /** Scenarios run before the first failure, over every worker, and when it came. */
@@ -93,6 +95,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
   let last: { violations: Violation[]; log: string[] } | undefined;
   /** The kind of the first failure: shrinking looks for a smaller scenario that breaks the same invariant. */
   let kind: ViolationKind | undefined;
+  let original: Scenario | undefined;
   let shrinkRuns = 0;
   let lastProgress = started;
   const replay = options.path !== undefined;
@@ -142,6 +145,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
       if (firstFailureAt === undefined && result.violations.length > 0) {
         firstFailureAt = { count: scenarios, ms: now - started };
         kind = result.violations[0]!.kind;
+        original = scenario;
         options.progress?.(`failure after ${scenarios} scenarios (${Math.round(firstFailureAt.ms / 1000)} s); shrinking:\n${scenarioText(scenario)}\n  ${result.violations.map((v) => v.text).join('\n  ')}`);
       } else if (!failing || !result.violations.some((v) => v.kind === kind)) {
         return true;
@@ -167,6 +171,7 @@ export async function explore(options: ExploreOptions): Promise<ExploreResult> {
           seed,
           path: details.counterexamplePath,
           scenario: details.counterexample[0],
+          original: original ?? details.counterexample[0],
           violations: last?.violations ?? [],
           log: last?.log ?? [],
           ...found(),
