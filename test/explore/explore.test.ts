@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Lease } from '../../src/index.js';
-import { ZooKeeperClient, joinPath } from '../../src/index.js';
-import { ZooKeeperServer } from '../../src/testing/index.js';
+import { joinPath } from '../../src/index.js';
 import type { Callable, LockFactory } from '../../explore/execute.js';
 import { DEFAULT_TIMING } from '../../explore/execute.js';
 import { explore, failureText } from '../../explore/explorer.js';
 import { scenarioText } from '../../explore/scenario.js';
 import type { Scenario } from '../../explore/scenario.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { serverFixture } from '../support/server-fixture.js';
 
 /**
  * The explorer (issue 27) in `npm test`: first that it can fail (a lock broken on purpose is
@@ -61,16 +61,8 @@ const brokenLock: LockFactory = (_actor, client, path) => {
 };
 
 describe('explorer', () => {
-  let server: ZooKeeperServer;
-  let admin: ZooKeeperClient;
-  before(async () => {
-    server = await ZooKeeperServer.start();
-    admin = await ZooKeeperClient.connect(server.connectString);
-  });
-  after(async () => {
-    await admin?.close();
-    await server?.stop();
-  });
+  // The fixture's client is the explorer's observer.
+  const zk = serverFixture();
 
   it('catches a lock that lets two holders in, shrinks the scenario and names the command that replays it', { timeout: 2 * SHRINK_MS + 6 * ROUND_TRIPS_MS }, async () => {
     const result = await explore({
@@ -79,8 +71,8 @@ describe('explorer', () => {
       workers: 2,
       timing: TIMING,
       shrinkMs: SHRINK_MS,
-      serverPort: server.port,
-      admin,
+      serverPort: zk.server.port,
+      admin: zk.client,
       root: '/explore-selftest',
       lockFactory: brokenLock,
     });
@@ -98,7 +90,7 @@ describe('explorer', () => {
     // The replay command names the seed and the path.
     assert.match(failureText(failure), new RegExp(`npm run explore -- --seed ${failure.seed} --path ${failure.path}`));
     // The replay runs that very scenario (alone) and fails the same way.
-    const replay = await explore({ seed: failure.seed, path: failure.path, timeLimitMs: 60_000, workers: 1, timing: TIMING, shrinkMs: 0, serverPort: server.port, admin, root: '/explore-selftest-replay', lockFactory: brokenLock });
+    const replay = await explore({ seed: failure.seed, path: failure.path, timeLimitMs: 60_000, workers: 1, timing: TIMING, shrinkMs: 0, serverPort: zk.server.port, admin: zk.client, root: '/explore-selftest-replay', lockFactory: brokenLock });
     assert.deepEqual(replay.failure?.scenario, failure.scenario);
   });
 
@@ -109,8 +101,8 @@ describe('explorer', () => {
       workers: 4,
       timing: TIMING,
       shrinkMs: SHRINK_MS,
-      serverPort: server.port,
-      admin,
+      serverPort: zk.server.port,
+      admin: zk.client,
       root: `/explore-ci-${SEED}`,
     });
     assert.ok(result.scenarios > 0, 'scenarios ran');
