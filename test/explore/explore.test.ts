@@ -14,11 +14,13 @@ import { serverFixture } from '../support/server-fixture.js';
  * The explorer (issue 27) in `npm test`: first that it can fail (a lock broken on purpose is
  * caught, shrunk, and named with a replay command), then a fixed-seed search over the real
  * recipes that must find nothing. EXPLORE_SEED and EXPLORE_SECONDS change the second (default:
- * seed 27, 100 s of search); the long run is `npm run explore -- --minutes 30 --seed N`.
+ * seed 27, 100 s of search), EXPLORE_IGNORE looks past a known defect; the long run is `npm run explore -- --minutes 30 --seed N`.
  */
 
 const SEED = Number(process.env.EXPLORE_SEED ?? 27);
 const SECONDS = Number(process.env.EXPLORE_SECONDS ?? 100);
+/** A regular expression of violations to look past (a known defect whose fix is on its way); none by default. */
+const IGNORE = process.env.EXPLORE_IGNORE ? [new RegExp(process.env.EXPLORE_IGNORE)] : [];
 /** The test machine is shared and loaded: more room than the explorer's default for late timers. */
 const TIMING = { ...DEFAULT_TIMING, slack: 2500 };
 /** Shrinking a failure, and the last scenario to settle (each bounded by a few session timeouts). */
@@ -104,6 +106,7 @@ describe('explorer', () => {
       serverPort: zk.server.port,
       admin: zk.client,
       root: `/explore-ci-${SEED}`,
+      ignore: IGNORE,
     });
     assert.ok(result.scenarios > 0, 'scenarios ran');
     assert.equal(result.failure, undefined, result.failure && failureText(result.failure));
