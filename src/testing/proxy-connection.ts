@@ -47,6 +47,8 @@ export class ProxyConnection {
   readonly #server: Socket;
   readonly #flows: Readonly<Record<Direction, ProxyFlow>>;
   readonly #blackholed: Record<Direction, boolean> = { upstream: false, downstream: false };
+  /** Until when (Date.now()) bytes are held back in each direction, see {@link holdUpstream}. */
+  readonly #heldUntil: Record<Direction, number> = { upstream: 0, downstream: 0 };
   #openSockets = 2;
 
   /** @internal Connections are created by {@link FaultProxy}. */
@@ -62,7 +64,8 @@ export class ProxyConnection {
         destination,
         () => {
           const shared = hooks.faults(direction);
-          return { ...shared, blackholed: shared.blackholed || this.#blackholed[direction] };
+          const held = this.#heldUntil[direction] - Date.now();
+          return { blackholed: shared.blackholed || this.#blackholed[direction], latencyMs: Math.max(shared.latencyMs, held) };
         },
         ({ chunk, dropped }) => {
           hooks.report({ connection: this, direction, chunk, dropped, forwardedBytes: result.forwardedBytes });
@@ -120,6 +123,19 @@ export class ProxyConnection {
   /** Silently drops this connection's bytes in `direction` from now on; the sockets stay open. */
   blackhole(direction: DirectionSelector = 'both'): void {
     for (const d of directionsOf(direction)) this.#blackholed[d] = true;
+  }
+
+  /**
+   * Holds back the client → server bytes that arrive from now for `ms` more (on top of the proxy's
+   * latency, order kept): the request being filtered and those behind it reach the server late.
+   */
+  holdUpstream(ms: number): void {
+    this.#heldUntil.upstream = Math.max(this.#heldUntil.upstream, Date.now() + ms);
+  }
+
+  /** The same for server → client bytes (from the chunk being filtered on). */
+  holdDownstream(ms: number): void {
+    this.#heldUntil.downstream = Math.max(this.#heldUntil.downstream, Date.now() + ms);
   }
 
   /** Ends this connection's own black holes (proxy-wide faults still apply). */

@@ -17,6 +17,14 @@ export interface ProxyRequest {
 /**
  * What becomes of one request (one with a negative xid is always forwarded, see ProxyRequest):
  * - `forward`: it goes on to the server;
+ * - `drop`: the server never sees it nor anything the client sends after it on this connection,
+ *   which stays open (a half-open connection: the client hears nothing until its read deadline);
+ * - `lose-reply`: it goes on to the server, which runs it; its reply is dropped and the connection
+ *   reset in its place, so the client sees CONNECTIONLOSS for a request that did run;
+ * - `{ delay }`: it, and everything the client sends after it on this connection, reaches the
+ *   server that many ms later (order is kept);
+ * - `{ delayReply }`: it goes on at once; its reply, and everything the server sends after it on
+ *   this connection, reaches the client that many ms later (order is kept);
  * - `reset`: the connection is reset (TCP RST both ways) before the request, or anything that
  *   came with it in the same read, reaches the server: the client loses the connection with the
  *   request in flight, and the decider hears of no later request of this connection;
@@ -24,7 +32,14 @@ export interface ProxyRequest {
  *   place and order. With `close: true` the connection closes right after that reply, as
  *   ZooKeeper 3.5 answers an operation it does not know (addWatch 106: UNIMPLEMENTED, -6).
  */
-export type RequestVerdict = 'forward' | 'reset' | { readonly error: number; readonly close?: boolean };
+export type RequestVerdict =
+  | 'forward'
+  | 'reset'
+  | 'drop'
+  | 'lose-reply'
+  | { readonly delay: number }
+  | { readonly delayReply: number }
+  | { readonly error: number; readonly close?: boolean };
 
 /** Decides each request's fate; called synchronously as the request passes. */
 export type RequestDecider = (request: ProxyRequest) => RequestVerdict;
@@ -76,6 +91,10 @@ export class RequestFilter {
   /** Downstream bytes (as rewritten) after which the connection is to close; set once a reply asked for it. */
   closeAfter: number | undefined;
   readonly #refused = new Map<number, { readonly error: number; readonly close?: boolean }>();
+  /** Requests forwarded whose replies are to be lost (see RequestVerdict). */
+  readonly #repliesLost = new Set<number>();
+  /** Requests forwarded whose replies are to be held back, and for how long. */
+  readonly #repliesDelayed = new Map<number, number>();
   readonly #requests = new Frames((frame, first) => this.#request(frame, first));
   readonly #replies = new Frames((frame, first) => this.#reply(frame, first));
   #closing = false;
@@ -108,10 +127,24 @@ export class RequestFilter {
     if (xid < 0) return frame;
     const verdict = this.decide({ connection: this.connection, xid, opcode: frame.readInt32BE(8) });
     if (verdict === 'forward') return frame;
-    if (verdict === 'reset') {
+    if (verdict === 'reset' || verdict === 'drop') {
+      // Either way nothing more of this connection's requests reaches the server, nor the decider.
       this.#reset = true;
-      this.connection.reset();
+      if (verdict === 'reset') this.connection.reset();
+      else this.connection.blackhole('upstream');
       return EMPTY;
+    }
+    if (verdict === 'lose-reply') {
+      this.#repliesLost.add(xid);
+      return frame;
+    }
+    if ('delay' in verdict) {
+      this.connection.holdUpstream(verdict.delay);
+      return frame;
+    }
+    if ('delayReply' in verdict) {
+      this.#repliesDelayed.set(xid, verdict.delayReply);
+      return frame;
     }
     this.#refused.set(xid, verdict);
     // xid, opcode, path "/" (length 1), watch false.
@@ -131,6 +164,17 @@ export class RequestFilter {
     // The connect response has no header; a reply header is xid, zxid, err (16 bytes).
     if (first || frame.length < 20) return frame;
     const xid = frame.readInt32BE(4);
+    if (this.#repliesLost.has(xid)) {
+      // The server ran it; the client hears only that the connection went (the rest of this read is lost with it).
+      this.#closing = true;
+      this.connection.reset();
+      return EMPTY;
+    }
+    const delay = this.#repliesDelayed.get(xid);
+    if (delay !== undefined) {
+      this.#repliesDelayed.delete(xid);
+      this.connection.holdDownstream(delay);
+    }
     const refused = this.#refused.get(xid);
     if (refused === undefined) return frame;
     this.#refused.delete(xid);

@@ -57,6 +57,49 @@ describe('FaultProxy onRequest, against a real server', { timeout: 6 * ROUND_TRI
     assert.ok(proxy.stats().totalConnections >= 2);
   });
 
+  it('loses the reply of a request the server ran: the client sees CONNECTIONLOSS, the node exists', async () => {
+    let lose = true;
+    const { client } = await through((opcode) => (opcode === CREATE2 && lose ? 'lose-reply' : 'forward'));
+    await assert.rejects(client.create('/proxy-requests-lost-reply', ''), (error: unknown) => isZooKeeperError(error, 'CONNECTIONLOSS'));
+    lose = false;
+    assert.ok(await zk.client.exists('/proxy-requests-lost-reply'), 'the server ran the create');
+    await client.waitForConnected({ timeout: ROUND_TRIPS_MS });
+    await assert.rejects(client.create('/proxy-requests-lost-reply', ''), (error: unknown) => isZooKeeperError(error, 'NODEEXISTS'));
+  });
+
+  it('drops a request and all after it on a connection that stays open: the server sees none, the client times out its read', async () => {
+    let drop = true;
+    const { proxy, client } = await through((opcode) => (opcode === CREATE2 && drop ? 'drop' : 'forward'));
+    await assert.rejects(client.create('/proxy-requests-dropped', ''), (error: unknown) => isZooKeeperError(error, 'CONNECTIONLOSS'));
+    drop = false;
+    assert.equal(await zk.client.exists('/proxy-requests-dropped'), null, 'the create never reached the server');
+    await client.waitForConnected({ timeout: ROUND_TRIPS_MS });
+    assert.equal(proxy.stats().totalConnections, 2, 'the client gave up the silent connection and made a new one');
+    await client.create('/proxy-requests-dropped', '');
+  });
+
+  it('delays a request and those behind it, in order', async () => {
+    const DELAY = 600;
+    let delayed = false;
+    const { client } = await through((opcode) => (opcode === CREATE2 && !delayed ? ((delayed = true), { delay: DELAY }) : 'forward'));
+    const started = performance.now();
+    const [first, second] = await Promise.all([client.create('/proxy-requests-delayed-1', ''), client.create('/proxy-requests-delayed-2', '')]);
+    assert.ok(performance.now() - started >= DELAY - 20, `answered after the delay (${Math.round(performance.now() - started)} ms)`);
+    assert.ok(first.stat.czxid < second.stat.czxid, 'order kept');
+  });
+
+  it('delays the reply of a request the server ran at once', async () => {
+    const DELAY = 600;
+    let delayed = false;
+    const { client } = await through((opcode) => (opcode === CREATE2 && !delayed ? ((delayed = true), { delayReply: DELAY }) : 'forward'));
+    const started = performance.now();
+    const creating = client.create('/proxy-requests-reply-delayed', '');
+    await eventually(async () => (await zk.client.exists('/proxy-requests-reply-delayed')) !== null, ROUND_TRIPS_MS, 'the server ran the create');
+    assert.ok(performance.now() - started < DELAY, 'ran before its reply came');
+    await creating;
+    assert.ok(performance.now() - started >= DELAY - 20, `answered after the delay (${Math.round(performance.now() - started)} ms)`);
+  });
+
   /** A request frame: header, then `body` written by the protocol's own writers. */
   function request(xid: number, opcode: number, body?: (w: Writer) => void): Buffer {
     const w = writeRequestHeader(new Writer(), xid, opcode);

@@ -1,0 +1,105 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+/**
+ * `npm run explore:mutants -- [--minutes 2] [--seed N] [--only name]`: does the explorer catch a
+ * broken recipe? Each `explore/mutants/*.patch` is applied to this commit in a scratch `git
+ * worktree`, and the explorer runs there (keep-going, `--minutes` each). First the same run on the
+ * unpatched tree gives the baseline: a mutant is caught when its run breaks an invariant in a way
+ * the baseline did not (a new signature: invariant, lock family, error code), so known defects of
+ * the tree itself do not count as catches. Prints a table; exit code 1 when one was not caught.
+ */
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '2' },
+    seed: { type: 'string', default: '27' },
+    workers: { type: 'string', default: '6' },
+    only: { type: 'string' },
+  },
+});
+
+const repo = resolve(import.meta.dirname, '..');
+/** Every tree of the run is this commit (the baseline and each mutant), whatever is committed meanwhile. */
+const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'HEAD']).toString().trim();
+const mutantsDir = join(repo, 'explore', 'mutants');
+
+interface Sighting {
+  signature: string;
+  foundAfter: number;
+  foundAtMs: number;
+  violation: { text: string };
+  seed: number;
+  path: string;
+}
+
+/** Runs the explorer in `dir` and returns what it saw (its --json line). */
+function runExplorer(dir: string): Promise<{ scenarios: number; sightings: Sighting[] }> {
+  const args = ['--import', 'tsx', 'explore/run.ts', '--keep-going', '--json', '--minutes', values.minutes, '--seed', values.seed, '--workers', values.workers];
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, args, { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', () => {
+      const line = out.split('\n').find((l) => l.startsWith('{"seed"'));
+      if (line === undefined) return reject(new Error(`no result from the explorer in ${dir}:\n${out.slice(-2000)}`));
+      resolvePromise(JSON.parse(line) as { scenarios: number; sightings: Sighting[] });
+    });
+  });
+}
+
+function scratch(name: string): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'zklock-mutant-')), name);
+  execFileSync('git', ['-C', repo, 'worktree', 'add', '--detach', dir, commit], { stdio: 'ignore' });
+  symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
+
+function removeScratch(dir: string): void {
+  execFileSync('git', ['-C', repo, 'worktree', 'remove', '--force', dir], { stdio: 'ignore' });
+  rmSync(resolve(dir, '..'), { recursive: true, force: true });
+}
+
+const patches = readdirSync(mutantsDir)
+  .filter((f) => f.endsWith('.patch'))
+  .filter((f) => values.only === undefined || f.includes(values.only))
+  .sort();
+
+console.log(`baseline: the unpatched tree, ${values.minutes} min, seed ${values.seed}`);
+const baseDir = scratch('baseline');
+let baseline: Set<string>;
+try {
+  const base = await runExplorer(baseDir);
+  baseline = new Set(base.sightings.map((s) => s.signature));
+  console.log(`baseline: ${base.scenarios} scenarios; known signatures: ${[...baseline].join(', ') || 'none'}`);
+} finally {
+  removeScratch(baseDir);
+}
+
+const rows: string[] = ['| mutant | caught | after (scenarios, s) | by |', '|---|---|---|---|'];
+let missed = 0;
+for (const patch of patches) {
+  const name = basename(patch, '.patch');
+  const dir = scratch(name);
+  try {
+    execFileSync('git', ['apply', join(mutantsDir, patch)], { cwd: dir });
+    if (!existsSync(join(dir, 'explore', 'run.ts'))) throw new Error('the explorer is not in this commit');
+    const result = await runExplorer(dir);
+    const fresh = result.sightings.filter((s) => !baseline.has(s.signature)).sort((a, b) => a.foundAtMs - b.foundAtMs);
+    const first = fresh[0];
+    if (first === undefined) missed++;
+    const row = first
+      ? `| ${name} | yes | ${first.foundAfter}, ${(first.foundAtMs / 1000).toFixed(1)} | ${first.signature}: ${first.violation.text.slice(0, 160).replaceAll('|', '/')} (replay --seed ${first.seed} --path ${first.path}) |`
+      : `| ${name} | NO | ${result.scenarios} scenarios | — |`;
+    rows.push(row);
+    console.log(row);
+  } finally {
+    removeScratch(dir);
+  }
+}
+console.log(`\n${rows.join('\n')}`);
+process.exit(missed > 0 ? 1 : 0);
