@@ -77,8 +77,13 @@ export class WaitProgress {
     this.client.off('state', this.onState);
   }
 
+  /** With --verbose: one line of the change log. */
   log(line: string): void {
-    if (!this.options.verbose) return;
+    if (this.options.verbose) this.say(line);
+  }
+
+  /** One line on stderr whatever the flags (what a wait for ZooKeeper must say), below the live line. */
+  say(line: string): void {
     this.clearLine();
     process.stderr.write(`zklock: ${line}\n`);
   }

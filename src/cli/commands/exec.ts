@@ -12,6 +12,7 @@ import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
 import { bounded } from '../timing.js';
+import { OutageReport } from '../outage-report.js';
 import { WaitProgress } from '../wait-progress.js';
 
 interface ExecFlags extends ConnectionFlags {
@@ -53,7 +54,9 @@ expired: a crash, a partition; or someone deleted its node), so that an old hold
 ZooKeeper has time to stop; after a clean release by a holder with the same --lock-delay the
 command starts at once, while a new lock path, or a last holder without one, waits once too: give
 every holder of the lock the same --lock-delay. --try never waits for the lock, so it takes no
---timeout; Ctrl-C ends a lock-delay it serves.
+--timeout; Ctrl-C ends a lock-delay it serves. With ZooKeeper out of reach, exec says on stderr
+which hosts it waits for, each connection error, and every 10s for how long; once its session
+expired, a waiting exec exits 69 when no new session comes within --connect-timeout.
 `;
 
 export function execCommand(): Command {
@@ -122,17 +125,27 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     throw error;
   }
   const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false, kind: flags.limit === undefined ? 'queue' : 'semaphore' });
+  // Ends the wait for the lock (exit 69) once an expired session finds no new one in time; a lock held meanwhile is lost anyway (exit 75).
+  const outage = new AbortController();
+  using _report = new OutageReport(client, {
+    connect: flags.connect,
+    renewWithin: flags.connectTimeout,
+    say: (line) => progress.say(line),
+    onGiveUp: (error) => outage.abort(error),
+  });
   try {
     const lock = selectLock(client, lockPath, flags, ownerId);
     let lease: Lease;
     progress.start();
     try {
-      const acquired = flags.try ? await lock.tryAcquire({ signal: interrupt.signal, ...hold }) : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal, ...hold });
+      const signal = AbortSignal.any([interrupt.signal, outage.signal]);
+      const acquired = flags.try ? await lock.tryAcquire({ signal, ...hold }) : await lock.acquire({ timeout: flags.timeout, signal, ...hold });
       if (!acquired) throw new CliError(`${lockPath} is held by someone else; not running the command (--try)`, EXIT.LOCK_TAKEN);
       lease = acquired;
     } catch (error) {
       progress.stop();
       if (interruptedBy) return interrupted(interruptedBy, `waiting for ${lockPath}; the command was not run`);
+      if (outage.signal.aborted) throw outage.signal.reason;
       throw timeoutError(error, lockPath, flags);
     } finally {
       progress.stop();

@@ -3,7 +3,7 @@ import type { LockState, ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, inspectLock, joinPath, parseContender } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
-import { addConnectionOptions, withClient } from '../connection.js';
+import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { table } from '../contender-format.js';
 import { parsePositiveInteger, parseZnodePath } from '../parse-values.js';
@@ -38,7 +38,7 @@ export function lsCommand(): Command {
     .argument('[root]', 'where to start', parseZnodePath, '/')
     .option('--json', 'print a JSON array')
     .addOption(new Option('--max-nodes <n>', 'stop walking after this many znodes').argParser(parsePositiveInteger).default(10_000));
-  addConnectionOptions(command);
+  addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (root: string, flags: LsFlags) => {
     process.exitCode = await withClient(flags, async (client, signal) => {
       const locks = await findLocks(client, root, flags.maxNodes, signal);

@@ -7,7 +7,7 @@ import { confirm } from '../confirm.js';
 import { isContenderNode } from '../contender-node.js';
 import { table } from '../contender-format.js';
 import type { ConnectionFlags } from '../connection.js';
-import { addConnectionOptions, withClient } from '../connection.js';
+import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { parseZnodePath } from '../parse-values.js';
 import { formatAge } from '../timing.js';
@@ -35,7 +35,7 @@ export function releaseCommand(): Command {
     .argument('<node>', 'the contender\'s full znode path, as `zklock status` shows it', parseZnodePath)
     .option('--force', 'required: says you mean to delete someone else\'s lock node')
     .option('-y, --yes', 'do not ask for confirmation');
-  addConnectionOptions(command);
+  addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (node: string, flags: ReleaseFlags) => {
     if (!flags.force) throw new CliError('release deletes another process\'s lock node: pass --force to confirm that is what you want', EXIT.USAGE);
     const name = node.slice(node.lastIndexOf('/') + 1);

@@ -3,7 +3,7 @@ import type { LockState, ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, joinPath, requestRevocation } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
-import { addConnectionOptions, withClient } from '../connection.js';
+import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { parseZnodePath } from '../parse-values.js';
 import { inspectLockAt } from '../semaphore-layout.js';
@@ -28,7 +28,7 @@ export function revokeCommand(): Command {
     .description('ask the holder of a lock (or a named contender) to release it (Curator\'s revocation protocol)')
     .argument('<lock-path>', 'the lock\'s znode path', parseZnodePath)
     .option('--node <name>', 'ask this contender (its node name, as `zklock status` shows it) instead of the holder(s)');
-  addConnectionOptions(command);
+  addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, flags: RevokeFlags) => {
     if (flags.node?.includes('/')) throw new CliError(`--node takes the contender's node name under ${lockPath}, not a path: got ${flags.node}`, EXIT.USAGE);
     process.exitCode = await withClient(flags, async (client, signal) => {

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import type { ConnectionFlags } from '../connection.js';
-import { addConnectionOptions, withClient } from '../connection.js';
+import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT_CODES_HELP } from '../exit-codes.js';
 import { signalExitCode } from '../signals.js';
 import { parsePort, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
@@ -47,7 +47,7 @@ export function uiCommand(): Command {
     .option('--host <address>', 'address to serve on', '127.0.0.1')
     .option('--allow-admin', 'enable the page\'s revoke and force-release buttons')
     .addOption(new Option('--max-nodes <n>', 'stop walking the tree after this many znodes').argParser(parsePositiveInteger).default(100_000));
-  addConnectionOptions(command);
+  addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (flags: UiFlags) => {
     process.exitCode = await withClient(flags, async (client, signal, received) => {
       const tree = new LiveTree(client, flags.root, flags.maxNodes);
