@@ -134,6 +134,8 @@ describe('zklock ui in a real browser', () => {
     await shows(page, '/ui/live/config', ['reader-1'], ['writer-1'], 'the read/write lock');
     await shows(page, '/ui/live/encoders', ['encoder-1'], [], 'the semaphore');
     assert.equal(await page.locator('section[data-path="/ui/live/config"] .badge').first().textContent(), 'read/write');
+    // Each contender's side, as status's KIND column says it.
+    assert.deepEqual(await page.locator('section[data-path="/ui/live/config"] td.kind').allTextContents(), ['shared', 'exclusive']);
     assert.equal(await page.locator('section[data-path="/ui/live/encoders"] .badge').first().textContent(), 'semaphore');
     assert.match((await page.locator('#identity').textContent()) ?? '', new RegExp(server.connectString.replace(/\./g, '\\.')));
     assert.equal(await page.locator('button[data-action]').count(), 0, 'no admin buttons without --allow-admin');

@@ -27,6 +27,7 @@ interface ExecFlags extends ConnectionFlags {
   forceReleaseAfter?: number;
   lockDelay?: number;
   verbose?: boolean;
+  owner?: string;
 }
 
 const EXAMPLES = `
@@ -37,6 +38,7 @@ Examples:
   zklock exec --limit 2 /locks/encoders -- ffmpeg -i in.mp4 out.webm
   zklock exec --max-hold 10m /locks/nightly -- ./etl.sh       # exit 124 if it runs longer
   zklock exec --lock-delay 15s /locks/printer -- ./print.sh    # after a crashed holder, wait 15s first
+  zklock exec --owner nightly-etl /locks/db -- ./etl.sh        # status, ls and the ui name it so
   ZOOKEEPER_CONNECT=zk1:2181,zk2:2181 zklock exec --auth digest:ops:secret /locks/db -- ./maintain
 
 The command gets ZKLOCK_FENCING_TOKEN (grows with every acquisition of the lock; hand it to the
@@ -74,6 +76,7 @@ export function execCommand(): Command {
     .addOption(new Option('--max-hold <duration>', 'stop the command (exit 124) once it has held the lock this long').argParser(parsePositiveLongDuration))
     .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveLongDuration))
     .addOption(new Option('--lock-delay <duration>', 'a mutex: after a holder that did not release the lock (crashed, partitioned), wait this long before running the command').argParser(parsePositiveDuration))
+    .option('--owner <name>', 'who we are in our lock node, as status, ls and the ui show it (the library\'s ownerId); default host:pid')
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);
@@ -110,7 +113,8 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   if (flags.try && flags.timeout !== undefined) throw new CliError('--try does not wait for the lock: --timeout cannot be combined with it', EXIT.USAGE);
   if (flags.forceReleaseAfter !== undefined && flags.maxHold === undefined) throw new CliError('--force-release-after counts from the end of --max-hold: give both', EXIT.USAGE);
   const hold = { maxHold: flags.maxHold, forceReleaseAfter: flags.forceReleaseAfter };
-  const ownerId = `${hostname()}:${process.pid}`;
+  if (flags.owner === '') throw new CliError('--owner must not be empty', EXIT.USAGE);
+  const ownerId = flags.owner ?? `${hostname()}:${process.pid}`;
   const interrupt = new AbortController();
   let interruptedBy: ForwardedSignal | undefined;
   using router = new SignalRouter((signal) => {

@@ -1,7 +1,8 @@
 import { Command } from 'commander';
 import type { LockState, ZooKeeperClient } from '../../index.js';
-import { ZooKeeperError, joinPath, requestRevocation } from '../../index.js';
+import { ZooKeeperError, requestRevocation } from '../../index.js';
 import { CliError } from '../cli-error.js';
+import { contenderPath } from '../contender-node.js';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
@@ -16,6 +17,7 @@ const EXAMPLES = `
 Examples:
   zklock revoke /locks/backup                      # ask the holder(s) to let go
   zklock revoke /locks/backup --node _c_5e0c…-lock-0000000012
+  zklock revoke /locks/backup --node /locks/backup/_c_5e0c…-lock-0000000012
 
 A polite request, in Apache Curator's revocation protocol (Revoker.attemptRevoke): it writes
 __REVOKE__ into the contender's node. A holder whose lock is revocable (zklock's
@@ -27,12 +29,11 @@ export function revokeCommand(): Command {
   const command = new Command('revoke')
     .description('ask the holder of a lock (or a named contender) to release it (Curator\'s revocation protocol)')
     .argument('<lock-path>', 'the lock\'s znode path', parseZnodePath)
-    .option('--node <name>', 'ask this contender (its node name, as `zklock status` shows it) instead of the holder(s)');
+    .option('--node <name>', 'ask this contender (its node name as `zklock status` shows it, or its full path) instead of the holder(s)');
   addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, flags: RevokeFlags) => {
-    if (flags.node?.includes('/')) throw new CliError(`--node takes the contender's node name under ${lockPath}, not a path: got ${flags.node}`, EXIT.USAGE);
     process.exitCode = await withClient(flags, async (client, signal) => {
-      const asked = flags.node === undefined ? await holdersOf(client, lockPath) : [{ path: joinPath(lockPath, flags.node), role: 'contender' }];
+      const asked = flags.node === undefined ? await holdersOf(client, lockPath) : [{ path: await contenderPath(client, lockPath, flags.node), role: 'contender' }];
       // Each node answered for on its own: one holder gone (released meanwhile) does not keep the others from being asked.
       let gone = 0;
       for (const { path, role } of asked) {

@@ -55,6 +55,7 @@ function contenderRow(lock, c, role) {
     { class: holder ? 'holder' : 'waiter', 'data-node': c.path },
     el('td', { class: 'role' }, role),
     el('td', { class: 'owner' }, c.owner, c.revoking ? ' (revocation requested)' : '', c.downgraded ? ' (downgraded)' : ''),
+    el('td', { class: 'kind' }, c.kind),
     el('td', {}, c.host ?? '—'),
     el('td', { class: 'mono' }, c.pid === undefined ? '—' : String(c.pid)),
     el('td', { class: 'mono' }, c.session),
@@ -147,7 +148,7 @@ function lockSection(lock) {
     ? el('span', { class: 'state-held' }, `held by ${holder.owner}${lock.holders.length > 1 ? ` and ${lock.holders.length - 1} more` : ''}`)
     : el('span', { class: 'state-free' }, 'free');
   const heading = el('h2', { id }, el('span', { class: 'path' }, lock.path), el('span', { class: 'badge' }, lock.kind), state, el('span', { class: 'badge' }, `${waiting} waiting`));
-  const columns = ['Role', 'Owner', 'Host', 'PID', 'Session', 'Held / waited', 'Fencing token'];
+  const columns = ['Role', 'Owner', 'Kind', 'Host', 'PID', 'Session', 'Held / waited', 'Fencing token'];
   if (view.admin) columns.push('Actions');
   const body = el('tbody', {});
   lock.holders.forEach((c) => body.append(contenderRow(lock, c, 'holder')));
