@@ -1,4 +1,5 @@
 import type { ContenderInfo } from '../index.js';
+import { REVOKED_OWNER } from '../index.js';
 import { formatAge } from './timing.js';
 import { hexId } from '../client/diagnostics.js';
 
@@ -22,6 +23,11 @@ export function table(header: readonly string[], rows: readonly (readonly string
   return [header, ...rows].map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
 }
 
+/** The owner as an operator reads it: who, and whether someone asked it to let go (unless Curator's request bytes erased who). */
+export function ownerLabel(id: string, revocationRequested: boolean | undefined): string {
+  return revocationRequested && id !== REVOKED_OWNER ? `${id} (revocation requested)` : id;
+}
+
 export function contenderRow(role: string, c: ContenderInfo, now = Date.now()): string[] {
-  return [role, c.owner.id, formatAge(now - c.createdAt.getTime()), c.fencingToken.toString(), c.kind, c.name];
+  return [role, ownerLabel(c.owner.id, c.revocationRequested), formatAge(now - c.createdAt.getTime()), c.fencingToken.toString(), c.kind, c.name];
 }

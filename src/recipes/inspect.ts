@@ -3,8 +3,8 @@ import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender } from './contender-name.js';
 import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
-import { isDowngraded, parseOwner } from './owner-data.js';
-import { REVOKED_OWNER, isRevocationRequest } from './revocation.js';
+import { isDowngraded } from './owner-data.js';
+import { isRevocationRequest, ownerOf } from './revocation.js';
 
 export interface ContenderInfo {
   name: string;
@@ -15,8 +15,9 @@ export interface ContenderInfo {
   /** Set on a write node whose holder downgraded to a read lock (ReadWriteLock.downgrade). */
   downgraded?: true;
   /**
-   * Who created the node, from its data. After a revocation request the data is the request
-   * (Curator's protocol writes over it): the owner is then unknown, `{ id: REVOKED_OWNER }` ('(revocation requested)').
+   * Who created the node, from its data. After a revocation request by Curator (whose protocol
+   * writes over it) the owner is unknown: `{ id: REVOKED_OWNER }` ('(revocation requested)');
+   * zklock's requestRevocation keeps it.
    */
   owner: OwnerInfo | { id: string };
   /** Someone asked this contender to let go (requestRevocation, `zklock revoke`, Curator's Revoker). */
@@ -99,7 +100,7 @@ function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kin
     seq: contender.seq,
     kind: downgraded ? 'shared' : contender.kind,
     ...(downgraded ? { downgraded: true as const } : {}),
-    owner: revoking ? { id: REVOKED_OWNER } : parseOwner(read.data),
+    owner: ownerOf(read.data),
     ...(revoking ? { revocationRequested: true as const } : {}),
     sessionId: read.stat.ephemeralOwner,
     createdAt: new Date(read.stat.ctime),

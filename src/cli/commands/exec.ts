@@ -7,7 +7,7 @@ import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
-import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseSignal, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
@@ -28,6 +28,8 @@ interface ExecFlags extends ConnectionFlags {
   lockDelay?: number;
   verbose?: boolean;
   owner?: string;
+  revocable?: boolean;
+  revocableSignal?: NodeJS.Signals;
 }
 
 const EXAMPLES = `
@@ -39,6 +41,7 @@ Examples:
   zklock exec --max-hold 10m /locks/nightly -- ./etl.sh       # exit 124 if it runs longer
   zklock exec --lock-delay 15s /locks/printer -- ./print.sh    # after a crashed holder, wait 15s first
   zklock exec --owner nightly-etl /locks/db -- ./etl.sh        # status, ls and the ui name it so
+  zklock exec --revocable=SIGUSR1 /locks/db -- ./etl.sh       # zklock revoke /locks/db sends it SIGUSR1
   ZOOKEEPER_CONNECT=zk1:2181,zk2:2181 zklock exec --auth digest:ops:secret /locks/db -- ./maintain
 
 The command gets ZKLOCK_FENCING_TOKEN (grows with every acquisition of the lock; hand it to the
@@ -77,12 +80,41 @@ export function execCommand(): Command {
     .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveLongDuration))
     .addOption(new Option('--lock-delay <duration>', 'a mutex: after a holder that did not release the lock (crashed, partitioned), wait this long before running the command').argParser(parsePositiveDuration))
     .option('--owner <name>', 'who we are in our lock node, as status, ls and the ui show it (the library\'s ownerId); default host:pid')
+    .option('--revocable', 'listen for revocation requests (zklock revoke): on one, send the command SIGTERM (--revocable=SIGNAL: that signal), then SIGKILL after --grace')
+    .addOption(new Option('--revocable-signal <signal>').argParser(parseSignal).hideHelp())
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);
+  acceptRevocableSignal(command);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, argv: string[], _flags: ExecFlags, self: Command) => {
     process.exitCode = await exec(lockPath, optionsAfterPath(self, argv), self.opts<ExecFlags>());
   });
+}
+
+/**
+ * `--revocable=SIGNAL` as well as a bare `--revocable`: commander's optional option values would
+ * take the lock path that follows a bare one for its value. The value form becomes the hidden
+ * `--revocable-signal SIGNAL`; only our options are looked at, up to the lock path or `--`
+ * (what follows is the command's).
+ */
+function acceptRevocableSignal(command: Command): void {
+  const parseOptions = command.parseOptions.bind(command);
+  command.parseOptions = (argv: string[]) => {
+    const ours: string[] = [];
+    for (let i = 0; i < argv.length; i++) {
+      const arg = argv[i] as string;
+      if (arg === '--' || !arg.startsWith('-')) return parseOptions([...ours, ...argv.slice(i)]);
+      const value = /^--revocable=(.*)$/s.exec(arg)?.[1];
+      if (value !== undefined) {
+        ours.push('--revocable', '--revocable-signal', value);
+        continue;
+      }
+      ours.push(arg);
+      // An option that takes a value: the next word is its value, not the lock path.
+      if (command.options.some((o) => o.required && (o.long === arg || o.short === arg)) && i + 1 < argv.length) ours.push(argv[++i] as string);
+    }
+    return parseOptions(ours);
+  };
 }
 
 /**
@@ -113,6 +145,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   if (flags.try && flags.timeout !== undefined) throw new CliError('--try does not wait for the lock: --timeout cannot be combined with it', EXIT.USAGE);
   if (flags.forceReleaseAfter !== undefined && flags.maxHold === undefined) throw new CliError('--force-release-after counts from the end of --max-hold: give both', EXIT.USAGE);
   const hold = { maxHold: flags.maxHold, forceReleaseAfter: flags.forceReleaseAfter };
+  const revocable = flags.revocable === true || flags.revocableSignal !== undefined;
   if (flags.owner === '') throw new CliError('--owner must not be empty', EXIT.USAGE);
   const ownerId = flags.owner ?? `${hostname()}:${process.pid}`;
   const interrupt = new AbortController();
@@ -138,7 +171,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     onGiveUp: (error) => outage.abort(error),
   });
   try {
-    const lock = selectLock(client, lockPath, flags, ownerId);
+    const lock = selectLock(client, lockPath, { ...flags, revocable }, ownerId);
     let lease: Lease;
     progress.start();
     try {
@@ -166,6 +199,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
       process.stderr.write(`zklock: ${lostMessage(lease.signal.reason, lockPath, flags.maxHold)} before the command started; not running it\n`);
       return await stoppedExit(lease, lease.signal.reason, flags);
     }
+    const revokeSignal = flags.revocableSignal ?? 'SIGTERM';
     const outcome = await runChild({
       command: program,
       args,
@@ -174,6 +208,15 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
       stopWhen: lease.signal,
       graceMs: flags.grace,
       onStopping: (reason) => process.stderr.write(`zklock: ${lostMessage(reason, lockPath, flags.maxHold)}; stopping the command (SIGTERM, SIGKILL after ${flags.grace} ms)\n`),
+      ...(revocable
+        ? {
+            revoke: {
+              when: lease.revocationRequested,
+              signal: revokeSignal,
+              onRevoking: () => process.stderr.write(`zklock: revocation of ${lockPath} requested; asking the command to let go (${revokeSignal}, SIGKILL after ${flags.grace} ms)\n`),
+            },
+          }
+        : {}),
     });
     if (outcome.stoppedBecause !== undefined) return await stoppedExit(lease, outcome.stoppedBecause, flags);
     // Bounded: if the ensemble is unreachable now, closing the client below (or the session timeout) removes the node anyway.

@@ -1,11 +1,11 @@
 import { Command } from 'commander';
 import type { Stat } from '../../index.js';
-import { REVOKED_OWNER, ZooKeeperError, isRevocationRequest } from '../../index.js';
-import { parseOwner } from '../../recipes/owner-data.js';
+import { ZooKeeperError, isRevocationRequest } from '../../index.js';
+import { ownerOf } from '../../recipes/revocation.js';
 import { CliError } from '../cli-error.js';
 import { confirm } from '../confirm.js';
 import { contenderPath, isContenderNode } from '../contender-node.js';
-import { table } from '../contender-format.js';
+import { ownerLabel, table } from '../contender-format.js';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
@@ -74,7 +74,7 @@ export function releaseCommand(): Command {
  * it does not do: stop a holder that is still running.
  */
 function question(node: string, found: { data: Buffer; stat: Stat }): string {
-  const owner = isRevocationRequest(found.data) ? REVOKED_OWNER : parseOwner(found.data).id || '(no owner data)';
+  const owner = ownerLabel(ownerOf(found.data).id || '(no owner data)', isRevocationRequest(found.data));
   const rows = [
     ['OWNER', 'AGE', 'FENCING TOKEN', 'SESSION'],
     [owner, formatAge(Date.now() - found.stat.ctime), found.stat.czxid.toString(), hexId(found.stat.ephemeralOwner)],

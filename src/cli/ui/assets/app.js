@@ -54,7 +54,7 @@ function contenderRow(lock, c, role) {
     'tr',
     { class: holder ? 'holder' : 'waiter', 'data-node': c.path },
     el('td', { class: 'role' }, role),
-    el('td', { class: 'owner' }, c.owner, c.revoking ? ' (revocation requested)' : '', c.downgraded ? ' (downgraded)' : ''),
+    el('td', { class: 'owner' }, c.owner, c.revoking && c.owner !== '(revocation requested)' ? ' (revocation requested)' : '', c.downgraded ? ' (downgraded)' : ''),
     el('td', { class: 'kind' }, c.kind),
     el('td', {}, c.host ?? '—'),
     el('td', { class: 'mono' }, c.pid === undefined ? '—' : String(c.pid)),
