@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { ClientOptions } from '../client/index.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../client/durations.js';
-import { ZooKeeperClient, isZooKeeperError } from '../client/index.js';
+import { ZooKeeperClient, ZooKeeperError, isZooKeeperError } from '../client/index.js';
 import { CliError, messageOf } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { AuthEntry } from './parse-values.js';
@@ -112,6 +112,16 @@ export async function connectClient(flags: ConnectionFlags, signal?: AbortSignal
   }
 }
 
+/**
+ * A chroot that does not exist fails as exec fails on it (CHROOT_MISSING, exit 1): under it
+ * every path is missing, and "no lock at /x" or an empty list would blame the lock, not the
+ * connect string. One exists() on the chroot itself, only when there is one.
+ */
+async function checkChroot(client: ZooKeeperClient, signal: AbortSignal): Promise<void> {
+  if (!client.chroot || (await client.exists('/', { signal })) !== null) return;
+  throw new ZooKeeperError('CHROOT_MISSING', `the chroot ${client.chroot} of the connect string does not exist: create it (connected without the chroot) or fix the connect string`, { op: 'connect', path: client.chroot });
+}
+
 /** Closes the session (removing our ephemeral nodes at once), but never waits longer than `ms` for an unreachable server. */
 export async function closeClient(client: ZooKeeperClient, ms = 3000): Promise<void> {
   await bounded(client.close().catch(() => undefined), ms);
@@ -129,6 +139,7 @@ export async function withClient(
   let client: ZooKeeperClient | undefined;
   try {
     client = await connectClient(flags, interrupt.signal);
+    await checkChroot(client, interrupt.signal);
     return (await fn(client, interrupt.signal, interrupt.received)) ?? EXIT.OK;
   } catch (error) {
     const by = interrupt.received();

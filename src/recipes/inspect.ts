@@ -41,15 +41,20 @@ export interface LockState {
 
 /**
  * Holders and waiters of a lock path, for mutexes and read/write locks (zklock, Curator or
- * kazoo names) and for semaphores (`leases/` and `locks/` children). Unknown children are left out.
- * `kind` reads the path as that kind of lock. Without it, a path with a `leases` or `locks` child
- * is read as a semaphore: one that also holds other locks in a folder named `locks` (`/`, say)
+ * kazoo names) and for semaphores: Curator's and zklock's (`leases/` and `locks/` children) and
+ * kazoo's (lease nodes of 32 hex digits as children, waiters in the kazoo lock `<path>-__lock__`
+ * beside it). Unknown children are left out. `kind` reads the path as that kind of lock. Without
+ * it, a path with a `leases` or `locks` child, or only kazoo lease children, is read as a semaphore: one that also holds other locks in a folder named `locks` (`/`, say)
  * is not one, and the caller that knows (a lock object, the CLI by its evidence) says so.
  */
 export async function inspectLock(client: ZooKeeperClient, lockPath: string, options: { kind?: LockState['kind'] } = {}): Promise<LockState> {
   const { children } = await client.getChildren(lockPath);
-  if ((options.kind ?? (children.includes('leases') || children.includes('locks') ? 'semaphore' : 'queue')) === 'semaphore') {
-    const [holders, queue] = await Promise.all([describeQueue(client, joinPath(lockPath, 'leases'), true), describeQueue(client, joinPath(lockPath, 'locks'), false)]);
+  const curator = children.includes('leases') || children.includes('locks');
+  if ((options.kind ?? (curator || isKazooLeases(children) ? 'semaphore' : 'queue')) === 'semaphore') {
+    // kazoo's leases are the path's own children; its waiters queue in a kazoo Lock beside it.
+    const [holders, queue] = curator
+      ? await Promise.all([describeQueue(client, joinPath(lockPath, 'leases'), true), describeQueue(client, joinPath(lockPath, 'locks'), false)])
+      : await Promise.all([describeKazooLeases(client, lockPath, children), describeQueue(client, kazooSemaphoreLock(lockPath), false)]);
     return { lockPath, kind: 'semaphore', holders: holders.all, waiters: queue.all };
   }
   const { all, holding } = await describeQueue(client, lockPath, false, children);
@@ -106,6 +111,32 @@ function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kin
     createdAt: new Date(read.stat.ctime),
     fencingToken: read.stat.czxid,
   };
+}
+
+/** A kazoo semaphore's lease node: `uuid4().hex`, no sequence (kazoo.recipe.lock.Semaphore.create_path). */
+export const KAZOO_LEASE_NAME = /^[0-9a-f]{32}$/;
+
+/** A kazoo semaphore's children: its leases, nothing else (and at least one: an empty path tells nothing). */
+export function isKazooLeases(children: readonly string[]): boolean {
+  return children.length > 0 && children.every((c) => KAZOO_LEASE_NAME.test(c));
+}
+
+/** The kazoo Lock beside a kazoo semaphore in which its waiters queue (kazoo's Semaphore.lock_path). */
+export function kazooSemaphoreLock(semaphorePath: string): string {
+  return `${semaphorePath}-__lock__`;
+}
+
+/** A kazoo semaphore's lease holders, oldest first (their names carry no sequence: their czxid orders them). */
+async function describeKazooLeases(client: ZooKeeperClient, path: string, children: readonly string[]): Promise<{ all: ContenderInfo[] }> {
+  const names = children.filter((c) => KAZOO_LEASE_NAME.test(c));
+  if (names.length === 0) return { all: [] };
+  const reads = await client.multiRead(names.map((name) => ({ type: 'getData' as const, path: joinPath(path, name) })));
+  const all: ContenderInfo[] = [];
+  names.forEach((name, i) => {
+    const read = reads[i];
+    if (read && !(read instanceof ZooKeeperError) && read.op === 'getData') all.push(describe(joinPath(path, name), { name, seq: 0, kind: 'shared' }, read));
+  });
+  return { all: all.sort((a, b) => (a.fencingToken < b.fencingToken ? -1 : a.fencingToken > b.fencingToken ? 1 : 0)) };
 }
 
 /** What a lock object's `participants()` answers: inspectLock, where a lock path not made yet (or reaped) has nobody, of the object's own `kind`. */

@@ -8,7 +8,9 @@ import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { table } from '../contender-format.js';
 import { parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { isSemaphore } from '../semaphore-layout.js';
+import { kazooSemaphoreLock } from '../../recipes/inspect.js';
 import { formatAge } from '../timing.js';
+import { DEFAULT_MAX_NODES, DEFAULT_TREE_ROOT } from '../tree-walk.js';
 
 interface LsFlags extends ConnectionFlags {
   json?: boolean;
@@ -35,9 +37,9 @@ semaphore (leases/ and locks/ children). /zookeeper is skipped.
 export function lsCommand(): Command {
   const command = new Command('ls')
     .description('list the locks under a root with holder and waiter counts')
-    .argument('[root]', 'where to start', parseZnodePath, '/')
+    .argument('[root]', 'where to start', parseZnodePath, DEFAULT_TREE_ROOT)
     .option('--json', 'print a JSON array')
-    .addOption(new Option('--max-nodes <n>', 'stop walking after this many znodes').argParser(parsePositiveInteger).default(10_000));
+    .addOption(new Option('--max-nodes <n>', 'stop walking after this many znodes').argParser(parsePositiveInteger).default(DEFAULT_MAX_NODES));
   addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (root: string, flags: LsFlags) => {
     process.exitCode = await withClient(flags, async (client, signal) => {
@@ -57,6 +59,7 @@ export function lsCommand(): Command {
 /** Breadth-first, so a huge tree fills --max-nodes with the shallow (likelier) lock roots first. */
 async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number, signal: AbortSignal): Promise<LockSummary[]> {
   const found: LockSummary[] = [];
+  const besideSemaphores = new Set<string>();
   const queue = [root];
   let visited = 0;
   while (queue.length > 0) {
@@ -76,9 +79,12 @@ async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number
       }
       throw error;
     }
+    if (besideSemaphores.has(path)) continue;
     const semaphore = await isSemaphore(client, path, children, signal);
     if (semaphore || children.some((c) => parseContender(c) !== undefined)) {
       found.push(await summarize(client, path, semaphore ? 'semaphore' : 'queue'));
+      // A kazoo semaphore's waiters queue in a kazoo Lock beside it (a later sibling): a part of it, no lock of its own.
+      if (semaphore) besideSemaphores.add(kazooSemaphoreLock(path));
       continue;
     }
     for (const child of children.sort()) {

@@ -233,7 +233,8 @@ function showStatus(status) {
   }[status.state];
   line.dataset.mode = status.mode ?? '';
   const unreadable = status.unreadable > 0 ? ` · ${status.unreadable} unreadable (their ACL refuses our credentials)` : '';
-  line.textContent = `${text}${status.truncated ? ' · tree cut at --max-nodes' : ''}${unreadable}${status.error ? ` · last error: ${status.error}` : ''}`;
+  const missing = status.rootMissing ? ` · ${view.root ?? 'the root'} does not exist: no locks to show until it is made` : '';
+  line.textContent = `${text}${missing}${status.truncated ? ' · tree cut at --max-nodes' : ''}${unreadable}${status.error ? ` · last error: ${status.error}` : ''}`;
 }
 
 function toast(message) {
@@ -280,6 +281,7 @@ function connect() {
     const hello = JSON.parse(event.data);
     view.offset = hello.now - Date.now();
     view.admin = hello.admin;
+    view.root = hello.root;
     document.getElementById('root').textContent = hello.root;
     const id = hello.identity;
     document.getElementById('identity').textContent = `ZooKeeper ${id.connect}${id.tls ? ' over TLS' : ''} as ${id.auth.length > 0 ? id.auth.join(', ') : 'anyone (no auth)'}${hello.admin ? ' · admin actions ON' : ''}`;
