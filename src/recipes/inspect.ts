@@ -3,7 +3,7 @@ import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender } from './contender-name.js';
 import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
-import { isDowngraded } from './owner-data.js';
+import { isDowngraded, isMarkedHeld } from './owner-data.js';
 import { isRevocationRequest, ownerOf } from './revocation.js';
 
 export interface ContenderInfo {
@@ -24,7 +24,18 @@ export interface ContenderInfo {
   revocationRequested?: true;
   /** The owning session. */
   sessionId: bigint;
+  /** When it joined the queue (its node's ctime, the server's clock): a waiter waits, and a holder held at most, since then. */
   createdAt: Date;
+  /**
+   * Holders only: a time by which the hold had begun (the server's clock), so it has held at least
+   * since then; `heldSinceExact` when it began then. From what the server records: a lease node
+   * (a semaphore's, a simple lock's) is made as the hold begins; a queue's holder holds from its
+   * node's creation when the queue has not changed since, else no later than the queue's last
+   * change that a present node's ctime dates, or than its own mark of having acquired (OwnerInfo.held).
+   * Undefined when nothing dates it: it held for at most `now - createdAt`, perhaps much less.
+   */
+  heldSince?: Date;
+  heldSinceExact?: true;
   /** The contender's fencing token (its node's czxid). */
   fencingToken: bigint;
 }
@@ -48,17 +59,37 @@ export interface LockState {
  * is not one, and the caller that knows (a lock object, the CLI by its evidence) says so.
  */
 export async function inspectLock(client: ZooKeeperClient, lockPath: string, options: { kind?: LockState['kind'] } = {}): Promise<LockState> {
-  const { children } = await client.getChildren(lockPath);
+  const { children, stat } = await client.getChildren(lockPath);
   const curator = children.includes('leases') || children.includes('locks');
   if ((options.kind ?? (curator || isKazooLeases(children) ? 'semaphore' : 'queue')) === 'semaphore') {
     // kazoo's leases are the path's own children; its waiters queue in a kazoo Lock beside it.
     const [holders, queue] = curator
       ? await Promise.all([describeQueue(client, joinPath(lockPath, 'leases'), true), describeQueue(client, joinPath(lockPath, 'locks'), false)])
       : await Promise.all([describeKazooLeases(client, lockPath, children), describeQueue(client, kazooSemaphoreLock(lockPath), false)]);
-    return { lockPath, kind: 'semaphore', holders: holders.all, waiters: queue.all };
+    // A lease node is made as its hold begins.
+    return { lockPath, kind: 'semaphore', holders: holders.all.map(heldFromCreation), waiters: queue.all };
   }
-  const { all, holding } = await describeQueue(client, lockPath, false, children);
-  return { lockPath, kind: 'queue', holders: all.filter((c) => holding.has(c.name)), waiters: all.filter((c) => !holding.has(c.name)) };
+  const { all, holding, marked } = await describeQueue(client, lockPath, false, children);
+  return { lockPath, kind: 'queue', holders: all.filter((c) => holding.has(c.name)).map((c) => queueHoldSince(c, all, stat.pzxid, marked.get(c.name))), waiters: all.filter((c) => !holding.has(c.name)) };
+}
+
+function heldFromCreation(c: ContenderInfo): ContenderInfo {
+  return { ...c, heldSince: c.createdAt, heldSinceExact: true };
+}
+
+/**
+ * When a queue's holder began to hold, as far as the server tells (see ContenderInfo.heldSince).
+ * The hold began with a change of the queue: the holder's own creation, or the deletion of the
+ * last node ahead of it. So it began no later than the queue's last change (the lock path's
+ * pzxid), which is datable when it made a node still there (its ctime); when that node is the
+ * holder's own, nothing changed since it queued: it has held since then. `markedAt` is the
+ * holder's own mark of having acquired (its node's mtime, when its data says held).
+ */
+function queueHoldSince(c: ContenderInfo, all: readonly ContenderInfo[], pzxid: bigint, markedAt: Date | undefined): ContenderInfo {
+  if (pzxid === c.fencingToken) return heldFromCreation(c);
+  const lastChange = all.find((o) => o.fencingToken === pzxid)?.createdAt;
+  const bounds = [lastChange, markedAt].filter((d): d is Date => d !== undefined);
+  return bounds.length === 0 ? c : { ...c, heldSince: new Date(Math.min(...bounds.map((d) => d.getTime()))) };
 }
 
 async function describeQueue(
@@ -66,25 +97,28 @@ async function describeQueue(
   parent: string,
   leases: boolean,
   known?: string[],
-): Promise<{ all: ContenderInfo[]; holding: Set<string> }> {
+): Promise<{ all: ContenderInfo[]; holding: Set<string>; marked: Map<string, Date> }> {
   let names = known;
   if (!names) {
     try {
       names = (await client.getChildren(parent)).children;
     } catch (error) {
-      if (error instanceof ZooKeeperError && error.code === 'NONODE') return { all: [], holding: new Set() };
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') return { all: [], holding: new Set(), marked: new Map() };
       throw error;
     }
   }
   const queue = leases ? leaseOrder(names) : sortContenders(names);
-  if (queue.length === 0) return { all: [], holding: new Set() };
+  if (queue.length === 0) return { all: [], holding: new Set(), marked: new Map() };
   const reads = await client.multiRead(queue.map((c) => ({ type: 'getData' as const, path: joinPath(parent, c.name) })));
   const all: ContenderInfo[] = [];
   const holding = new Set<string>();
+  const marked = new Map<string, Date>();
   queue.forEach((contender, i) => {
     const read = reads[i];
     if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
     all.push(describe(joinPath(parent, contender.name), contender, read));
+    // The holder's own mark of having acquired dates its hold by the node's mtime (see OwnerInfo.held).
+    if (isMarkedHeld(read.data)) marked.set(contender.name, new Date(read.stat.mtime));
   });
   // Nodes that went between the listing and the reads block nobody. A downgraded writer is a
   // reader here: it no longer blocks readers, and still blocks the writers behind it.
@@ -92,7 +126,7 @@ async function describeQueue(
   for (const contender of present) {
     if (blockers(present, contender).length === 0) holding.add(contender.name);
   }
-  return { all, holding };
+  return { all, holding, marked };
 }
 
 /** A contender node as read: a downgraded writer is a reader (see ContenderInfo.kind). */
@@ -162,7 +196,7 @@ export async function simpleLockState(client: ZooKeeperClient, path: string): Pr
   try {
     const read = await client.getData(path);
     const name = path.slice(path.lastIndexOf('/') + 1);
-    return { lockPath: path, kind: 'queue', holders: [describe(path, { name, seq: 0, kind: 'exclusive' }, read)], waiters: [] };
+    return { lockPath: path, kind: 'queue', holders: [heldFromCreation(describe(path, { name, seq: 0, kind: 'exclusive' }, read))], waiters: [] };
   } catch (error) {
     if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath: path, kind: 'queue', holders: [], waiters: [] };
     throw error;

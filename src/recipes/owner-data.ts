@@ -22,6 +22,11 @@ export interface OwnerInfo {
    * over it as Curator's bytes are, so that whoever it was stays known.
    */
   revocationRequested?: true;
+  /**
+   * Written by the holder once it held the lock (`zklock exec` does): the node's mtime, the
+   * server's clock at that write or a later one, is then a time by which the hold had begun.
+   */
+  held?: true;
 }
 
 /**
@@ -73,4 +78,16 @@ export function downgradedData(data: Buffer): Buffer {
 export function isDowngraded(data: Buffer): boolean {
   const owner = parseOwner(data);
   return 'downgraded' in owner && owner.downgraded === true;
+}
+
+/** Marks a holder's owner data as held (see OwnerInfo.held); undefined for data that is not zklock's. */
+export function heldData(data: Buffer): Buffer | undefined {
+  const owner = parseOwner(data);
+  return 'pid' in owner ? Buffer.from(JSON.stringify({ ...owner, held: true })) : undefined;
+}
+
+/** Whether a holder marked its owner data as held (see OwnerInfo.held). */
+export function isMarkedHeld(data: Buffer): boolean {
+  const owner = parseOwner(data);
+  return 'held' in owner && owner.held === true;
 }

@@ -187,6 +187,25 @@ describe('zklock ui in a real browser', () => {
     assert.match(chroot.stderr(), /CHROOT_MISSING: the chroot \/no-such-chroot/);
   });
 
+  it('shows a holder that waited with its hold bounded, never its wait as a hold, in its age and its timeline', async () => {
+    const first = await new Mutex(await client(), '/ui/held/lock', { ownerId: 'first' }).acquire();
+    const waiting = new Mutex(await client(), '/ui/held/lock', { ownerId: 'second' }).acquire();
+    await eventually(async () => (await admin.getChildren('/ui/held/lock')).children.length === 2);
+    // Time passing is what is measured: the second one's wait.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await first.release();
+    const second = await waiting;
+    const { url } = await startUi('/ui/held');
+    const page = await open(url);
+    await shows(page, '/ui/held/lock', ['second'], [], 'the holder that waited');
+    // Its queue's last change (first's deletion) is dated by no node: only its time in the queue bounds its hold.
+    const cell = (await page.locator('section[data-path="/ui/held/lock"] tr.holder td.age').textContent()) ?? '';
+    assert.match(cell, /^≤ /, `a bound, not the wait as a hold: ${cell}`);
+    assert.equal(await page.locator('section[data-path="/ui/held/lock"] .timeline rect.span').count(), 1);
+    await second.release();
+    await page.close();
+  });
+
   it('shows owner data as text: markup in it never runs', async () => {
     const c = await client();
     await c.ensurePath('/ui/xss/lock');

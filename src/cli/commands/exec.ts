@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import type { Layout, Lease, ZooKeeperClient } from '../../index.js';
 import { LockError, LockLostError } from '../../index.js';
+import { heldData } from '../../recipes/owner-data.js';
 import { CliError, messageOf } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
@@ -199,6 +200,8 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
       process.stderr.write(`zklock: ${lostMessage(lease.signal.reason, lockPath, flags.maxHold)} before the command started; not running it\n`);
       return await stoppedExit(lease, lease.signal.reason, flags);
     }
+    // Beside the command's start, not before it: it dates our hold for status, ls and the ui, and is done before the release.
+    const marking = markHeld(client, lease.node);
     const revokeSignal = flags.revocableSignal ?? 'SIGTERM';
     const outcome = await runChild({
       command: program,
@@ -218,6 +221,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
           }
         : {}),
     });
+    await bounded(marking, flags.sessionTimeout);
     if (outcome.stoppedBecause !== undefined) return await stoppedExit(lease, outcome.stoppedBecause, flags);
     // Bounded: if the ensemble is unreachable now, closing the client below (or the session timeout) removes the node anyway.
     const released = lease.release().then(
@@ -229,6 +233,23 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   } finally {
     progress.close();
     await closeClient(client);
+  }
+}
+
+/**
+ * Writes into our node that we hold the lock (OwnerInfo.held): the node's mtime, the server's
+ * clock, then dates our hold, where the queue alone tells only when we joined it. A CLI user
+ * pays these two requests; the library's acquire does not. Versioned, so a revocation request
+ * written meanwhile is not lost (the mark is then left out); any failure only leaves the hold
+ * undated.
+ */
+async function markHeld(client: ZooKeeperClient, node: string): Promise<void> {
+  try {
+    const read = await client.getData(node);
+    const marked = heldData(read.data);
+    if (marked) await client.setData(node, marked, { version: read.stat.version });
+  } catch {
+    // Best effort: see above.
   }
 }
 

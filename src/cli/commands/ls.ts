@@ -5,11 +5,10 @@ import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
-import { table } from '../contender-format.js';
+import { holdingText, table } from '../contender-format.js';
 import { parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { isSemaphore } from '../semaphore-layout.js';
 import { kazooSemaphoreLock } from '../../recipes/inspect.js';
-import { formatAge } from '../timing.js';
 import { DEFAULT_MAX_NODES, DEFAULT_TREE_ROOT } from '../tree-walk.js';
 
 interface LsFlags extends ConnectionFlags {
@@ -22,7 +21,11 @@ interface LockSummary {
   holders: number;
   waiters: number;
   holder?: string;
+  /** How the first holder's hold is shown (see holdingText). */
+  holding?: string;
+  /** At least this long (exactly, when heldExact); absent when nothing dates the hold. */
   heldForMs?: number;
+  heldExact?: boolean;
 }
 
 const EXAMPLES = `
@@ -49,7 +52,7 @@ export function lsCommand(): Command {
       } else if (locks.length === 0) {
         process.stdout.write(`no locks under ${root}\n`);
       } else {
-        const rows = locks.map((l) => [l.lockPath, String(l.holders), String(l.waiters), l.holder ? `${l.holder} for ${formatAge(l.heldForMs ?? 0)}` : '-']);
+        const rows = locks.map((l) => [l.lockPath, String(l.holders), String(l.waiters), l.holder ? `${l.holder} for ${l.holding}` : '-']);
         process.stdout.write(`${table(['LOCK', 'HOLDERS', 'WAITERS', 'HELD BY'], rows)}\n`);
       }
     });
@@ -98,10 +101,12 @@ async function findLocks(client: ZooKeeperClient, root: string, maxNodes: number
 async function summarize(client: ZooKeeperClient, lockPath: string, kind: LockState['kind']): Promise<LockSummary> {
   const state = await inspectLock(client, lockPath, { kind });
   const first = state.holders[0];
+  const now = Date.now();
   return {
     lockPath,
     holders: state.holders.length,
     waiters: state.waiters.length,
-    ...(first ? { holder: first.owner.id, heldForMs: Date.now() - first.createdAt.getTime() } : {}),
+    ...(first ? { holder: first.owner.id, holding: holdingText(first, now) } : {}),
+    ...(first?.heldSince ? { heldForMs: now - first.heldSince.getTime(), heldExact: first.heldSinceExact === true } : {}),
   };
 }

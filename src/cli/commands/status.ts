@@ -18,7 +18,9 @@ Examples:
   zklock status --json /locks/encoders | jq '.holders[0].owner'
 
 Holders come first, then waiters in the order they will get the lock. Works for zklock's,
-Curator's and kazoo's mutexes, read/write locks and semaphores.
+Curator's and kazoo's mutexes, read/write locks and semaphores. QUEUED is the time since a
+contender joined the queue; HOLDING how long a holder has held, from what the server records:
+"≥ 2s" when only a lower bound is known, "≤ 1m46s" when only its time in the queue bounds it.
 `;
 
 export function statusCommand(): Command {
@@ -47,8 +49,8 @@ export function statusCommand(): Command {
         process.stdout.write(`${lockPath}: free (no holders, no waiters)\n`);
         return;
       }
-      const rows = [...state.holders.map((c) => contenderRow('holder', c, now)), ...state.waiters.map((c, i) => contenderRow(`waiter ${i + 1}`, c, now))];
-      process.stdout.write(`${lockPath}\n${table(['ROLE', 'OWNER', 'AGE', 'FENCING TOKEN', 'KIND', 'NODE'], rows)}\n`);
+      const rows = [...state.holders.map((c) => contenderRow('holder', c, true, now)), ...state.waiters.map((c, i) => contenderRow(`waiter ${i + 1}`, c, false, now))];
+      process.stdout.write(`${lockPath}\n${table(['ROLE', 'OWNER', 'HOLDING', 'QUEUED', 'FENCING TOKEN', 'KIND', 'NODE'], rows)}\n`);
     });
   });
 }

@@ -44,8 +44,16 @@ function now() {
   return Date.now() + view.offset;
 }
 
-function age(since) {
-  return el('td', { class: 'age', 'data-since': since }, formatAge(now() - since));
+/** `prefix` says what kind of figure it is: '≥ ' a lower bound, '≤ ' an upper one (a holder whose hold nothing dates). */
+function age(since, prefix = '') {
+  return el('td', { class: 'age', 'data-since': since, 'data-prefix': prefix }, prefix + formatAge(now() - since));
+}
+
+/** A holder's time held, as the server dates it (never its wait); a waiter's time waited. */
+function heldOrWaited(c, holder) {
+  if (!holder) return age(c.since);
+  if (c.heldSince === undefined) return age(c.since, '≤ ');
+  return age(c.heldSince, c.heldExact ? '' : '≥ ');
 }
 
 function contenderRow(lock, c, role) {
@@ -59,7 +67,7 @@ function contenderRow(lock, c, role) {
     el('td', {}, c.host ?? '—'),
     el('td', { class: 'mono' }, c.pid === undefined ? '—' : String(c.pid)),
     el('td', { class: 'mono' }, c.session),
-    age(c.since),
+    heldOrWaited(c, holder),
     el('td', { class: 'mono' }, c.token),
   );
   if (view.admin) {
@@ -342,7 +350,7 @@ new MutationObserver((records) => {
 
 function refresh(section, figures) {
   const t = now();
-  for (const cell of section.querySelectorAll('td.age')) cell.textContent = formatAge(t - Number(cell.dataset.since));
+  for (const cell of section.querySelectorAll('td.age')) cell.textContent = (cell.dataset.prefix ?? '') + formatAge(t - Number(cell.dataset.since));
   const lock = view.locks.get(section.dataset.path);
   if (figures && lock) section.querySelector('.figures')?.replaceWith(el('div', { class: 'figures' }, timeline(lock), waitFigure(lock)));
 }
