@@ -3,14 +3,14 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { ClientOptions } from '../client/index.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../client/durations.js';
-import { ZooKeeperClient, isZooKeeperError } from '../client/index.js';
+import { ZooKeeperClient, ZooKeeperError, isZooKeeperError } from '../client/index.js';
 import { CliError, messageOf } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import type { AuthEntry } from './parse-values.js';
 import { parseAuth, parsePositiveDuration } from './parse-values.js';
 import type { ForwardedSignal } from './signals.js';
 import { interrupted, interruptSignal } from './signals.js';
-import { bounded } from './timing.js';
+import { bounded, formatAge } from './timing.js';
 
 export const DEFAULT_CONNECT = '127.0.0.1:2181';
 
@@ -27,7 +27,15 @@ export interface ConnectionFlags {
   tlsInsecure?: boolean;
 }
 
-export function addConnectionOptions(command: Command): Command {
+/**
+ * The --connect-timeout of the commands that answer and exit (status, ls, release, revoke, ui):
+ * a host that refuses or does not resolve is reported at once anyway, and an operator asking
+ * "who holds it?" wants "unreachable" in seconds. exec, which waits for a lock anyway, keeps the
+ * library's request timeout.
+ */
+export const QUICK_CONNECT_TIMEOUT_MS = 5000;
+
+export function addConnectionOptions(command: Command, connectTimeout = DEFAULT_REQUEST_TIMEOUT_MS): Command {
   return command
     .addOption(
       new Option('-c, --connect <hosts>', 'ZooKeeper connect string, e.g. zk1:2181,zk2:2181/chroot')
@@ -39,7 +47,7 @@ export function addConnectionOptions(command: Command): Command {
     .addOption(
       new Option('--connect-timeout <duration>', 'give up when no server accepts a session within this time')
         .argParser(parsePositiveDuration)
-        .default(DEFAULT_REQUEST_TIMEOUT_MS, `${DEFAULT_REQUEST_TIMEOUT_MS / 1000}s`),
+        .default(connectTimeout, `${connectTimeout / 1000}s`),
     )
     .addOption(new Option('--auth <scheme:credentials>', 'authenticate, e.g. digest:user:pass (repeatable)').argParser(parseAuth))
     .option('--tls', 'connect over TLS (implied by the other --tls-* options)')
@@ -73,21 +81,45 @@ export function clientOptions(flags: ConnectionFlags): ClientOptions {
 
 /**
  * Connects, bounded by --connect-timeout and by `signal` (Ctrl-C). The client retries failed
- * connections silently; its TIMEOUT carries the last failure (e.g. a certificate error) to say why.
+ * connections by itself: each new cause (refused, DNS, TLS) is said on stderr as it happens, so
+ * the wait is never silent, and the TIMEOUT carries the last one.
  */
 export async function connectClient(flags: ConnectionFlags, signal?: AbortSignal): Promise<ZooKeeperClient> {
   // Outside the try: a bad flag (an unreadable --tls-ca) is a usage error, not an outage.
-  const options = { ...clientOptions(flags), timeout: flags.connectTimeout, signal };
+  const options = clientOptions(flags);
+  let client: ZooKeeperClient | undefined;
+  let told: string | undefined;
+  const tell = (error: Error): void => {
+    const text = messageOf(error);
+    if (text !== told) process.stderr.write(`zklock: ${text}; retrying for at most ${formatAge(flags.connectTimeout)} (--connect-timeout)\n`);
+    told = text;
+  };
   try {
-    return await ZooKeeperClient.connect(flags.connect, options);
+    client = new ZooKeeperClient(flags.connect, options);
+    client.on('connectionError', tell);
+    await client.waitForConnected({ timeout: flags.connectTimeout, signal });
+    return client;
   } catch (error) {
+    await client?.close();
     if (signal?.aborted) throw signal.reason;
     // A connect string the client refuses (a port that is no number) is the user's to fix, as before connecting.
     if (isZooKeeperError(error, 'INVALID_ARGUMENT') || isZooKeeperError(error, 'INVALID_PATH')) throw error;
     // Refused credentials are not an outage: retrying cannot help, and scripts must tell them apart.
     if (isZooKeeperError(error, 'AUTHFAILED')) throw new CliError(`ZooKeeper at ${flags.connect} refused the credentials: ${messageOf(error)}`, EXIT.NOT_AUTHORIZED);
     throw new CliError(`cannot connect to ZooKeeper at ${flags.connect}: ${messageOf(error)}`, EXIT.UNAVAILABLE);
+  } finally {
+    client?.off('connectionError', tell);
   }
+}
+
+/**
+ * A chroot that does not exist fails as exec fails on it (CHROOT_MISSING, exit 1): under it
+ * every path is missing, and "no lock at /x" or an empty list would blame the lock, not the
+ * connect string. One exists() on the chroot itself, only when there is one.
+ */
+async function checkChroot(client: ZooKeeperClient, signal: AbortSignal): Promise<void> {
+  if (!client.chroot || (await client.exists('/', { signal })) !== null) return;
+  throw new ZooKeeperError('CHROOT_MISSING', `the chroot ${client.chroot} of the connect string does not exist: create it (connected without the chroot) or fix the connect string`, { op: 'connect', path: client.chroot });
 }
 
 /** Closes the session (removing our ephemeral nodes at once), but never waits longer than `ms` for an unreachable server. */
@@ -107,6 +139,7 @@ export async function withClient(
   let client: ZooKeeperClient | undefined;
   try {
     client = await connectClient(flags, interrupt.signal);
+    await checkChroot(client, interrupt.signal);
     return (await fn(client, interrupt.signal, interrupt.received)) ?? EXIT.OK;
   } catch (error) {
     const by = interrupt.received();

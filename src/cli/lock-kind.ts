@@ -10,6 +10,8 @@ export interface LockFlags {
   layout: Layout;
   /** A mutex's lockDelay (ms > 0): see MutexOptions.lockDelay. */
   lockDelay?: number;
+  /** Listen for revocation requests (a mutex or read/write lock; a semaphore's leases cannot be revoked). */
+  revocable?: boolean;
 }
 
 /** What `exec` acquires: the one lock recipe the flags select, behind one acquire function. */
@@ -26,15 +28,17 @@ export function selectLock(client: ZooKeeperClient, path: string, flags: LockFla
   if (chosen.length > 1) throw new CliError(`${chosen.join(' and ')} cannot be combined: choose one kind of lock`, EXIT.USAGE);
   // The library has it on mutexes alone (readers releasing together would contend for one record; a semaphore's holders leave none).
   if (flags.lockDelay !== undefined && chosen.length > 0) throw new CliError(`--lock-delay is for a mutex: ${chosen[0]} takes a lock without one`, EXIT.USAGE);
+  if (flags.revocable && flags.limit !== undefined) throw new CliError('--revocable is for a mutex or a read/write lock: a semaphore\'s leases cannot be revoked', EXIT.USAGE);
+  const revocable = flags.revocable ?? false;
   if (flags.limit !== undefined) {
     const semaphore = new Semaphore(client, path, flags.limit, { ownerId, layout: flags.layout });
     return { description: `semaphore (limit ${flags.limit})`, acquire: (options) => semaphore.acquire(options), tryAcquire: (options) => semaphore.tryAcquire(options) };
   }
   if (flags.read || flags.write) {
-    const rw = new ReadWriteLock(client, path, { layout: flags.layout, ownerId });
+    const rw = new ReadWriteLock(client, path, { layout: flags.layout, ownerId, revocable });
     const side = flags.read ? rw.readLock : rw.writeLock;
     return { description: flags.read ? 'read lock' : 'write lock', acquire: (options) => side.acquire(options), tryAcquire: (options) => side.tryAcquire(options) };
   }
-  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId, lockDelay: flags.lockDelay });
+  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId, lockDelay: flags.lockDelay, revocable });
   return { description: 'mutex', acquire: (options) => mutex.acquire(options), tryAcquire: (options) => mutex.tryAcquire(options) };
 }

@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { MAX_TIMER_MS } from '../client/durations.js';
 
@@ -75,4 +76,11 @@ export function parseZnodePath(text: string): string {
   if (!text.startsWith('/')) throw new InvalidArgumentError(`expected an absolute znode path such as /locks/db, got "${text}"`);
   if (text.length > 1 && text.endsWith('/')) throw new InvalidArgumentError(`a znode path must not end with "/": "${text}"`);
   return text;
+}
+
+/** A signal name, `SIGUSR1` or `usr1`, as kill(1) takes it. */
+export function parseSignal(text: string): NodeJS.Signals {
+  const name = (text.toUpperCase().startsWith('SIG') ? text.toUpperCase() : `SIG${text.toUpperCase()}`) as NodeJS.Signals;
+  if (!(name in constants.signals)) throw new InvalidArgumentError(`expected a signal name such as SIGTERM or USR1, got "${text}"`);
+  return name;
 }

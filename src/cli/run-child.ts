@@ -20,6 +20,11 @@ export interface RunChildOptions {
   stopWhen: AbortSignal;
   graceMs: number;
   onStopping?: (reason: unknown) => void;
+  /**
+   * `exec --revocable`: when `when` aborts (someone asked us to let go), the child gets `signal`,
+   * then SIGKILL after `graceMs`; it is not "stopped": its own exit code counts.
+   */
+  revoke?: { when: AbortSignal; signal: NodeJS.Signals; onRevoking: () => void };
 }
 
 /** Runs the command with our stdio, passing our signals on; resolves when it has exited. */
@@ -28,14 +33,25 @@ export async function runChild(options: RunChildOptions): Promise<ChildOutcome> 
   options.router.route((signal) => child.kill(signal));
   let stoppedBecause: unknown;
   let killTimer: NodeJS.Timeout | undefined;
+  const end = (signal: NodeJS.Signals): void => {
+    child.kill(signal);
+    // One SIGKILL deadline: a loss after a revocation request does not grant a second grace.
+    killTimer ??= setTimeout(() => child.kill('SIGKILL'), options.graceMs);
+  };
   const stop = (): void => {
     stoppedBecause = options.stopWhen.reason;
     options.onStopping?.(stoppedBecause);
-    child.kill('SIGTERM');
-    killTimer = setTimeout(() => child.kill('SIGKILL'), options.graceMs);
+    end('SIGTERM');
+  };
+  const { revoke } = options;
+  const revoked = (): void => {
+    revoke?.onRevoking();
+    if (revoke) end(revoke.signal);
   };
   if (options.stopWhen.aborted) stop();
   else options.stopWhen.addEventListener('abort', stop, { once: true });
+  if (revoke?.when.aborted) revoked();
+  else revoke?.when.addEventListener('abort', revoked, { once: true });
   try {
     return await new Promise<ChildOutcome>((resolve, reject) => {
       child.once('error', (error: NodeJS.ErrnoException) => {
@@ -48,5 +64,6 @@ export async function runChild(options: RunChildOptions): Promise<ChildOutcome> 
   } finally {
     clearTimeout(killTimer);
     options.stopWhen.removeEventListener('abort', stop);
+    revoke?.when.removeEventListener('abort', revoked);
   }
 }

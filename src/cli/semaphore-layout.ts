@@ -1,19 +1,25 @@
 import type { LockState, ZooKeeperClient } from '../index.js';
 import { ZooKeeperError, inspectLock, joinPath } from '../index.js';
+import { isKazooLeases, kazooSemaphoreLock } from '../recipes/inspect.js';
 import { isContenderNode } from './contender-node.js';
 
 /** A semaphore keeps its contenders one level down, in these children (Curator's InterProcessSemaphoreV2 layout). */
 export const SEMAPHORE_PARTS: ReadonlySet<string> = new Set(['leases', 'locks']);
 
 /**
- * A semaphore's path holds its `leases/` and `locks/` and nothing else, and they hold only
+ * kazoo's semaphore holds its lease nodes (32 hex digits) and nothing else, and queues its
+ * waiters in a kazoo Lock beside it (`<path>-__lock__`): a free one is an empty path beside
+ * that lock. Curator's (and zklock's) semaphore path holds its `leases/` and `locks/` and nothing else, and they hold only
  * contender nodes. Any `locks` child is not enough: `/` with a `/locks` folder of lock paths (the
  * README's own layout) would be taken for a semaphore and never walked. Nor is an empty `locks`
  * alone (a user's `ensurePath('/locks')` before any lock): only a semaphore makes `leases`, so
  * without it one contender node must show that this is one. `children` is `path`'s listing.
  */
 export async function isSemaphore(client: ZooKeeperClient, path: string, children: readonly string[], signal?: AbortSignal): Promise<boolean> {
-  if (children.length === 0 || !children.every((c) => SEMAPHORE_PARTS.has(c))) return false;
+  // kazoo's: its leases directly under the path, or none and its kazoo Lock beside it.
+  if (isKazooLeases(children)) return true;
+  if (children.length === 0) return path !== '/' && (await client.exists(kazooSemaphoreLock(path), { signal })) !== null;
+  if (!children.every((c) => SEMAPHORE_PARTS.has(c))) return false;
   let contenders = 0;
   for (const child of children) {
     const inside = await client.getChildren(joinPath(path, child), { signal }).then(

@@ -1,6 +1,6 @@
 import type { ContenderInfo, LockState, SessionEvent, ZooKeeperClient } from '../index.js';
 import { inspectLock } from '../index.js';
-import { formatAge } from './timing.js';
+import { holdingText } from './contender-format.js';
 
 const POLL_MS = 500;
 
@@ -23,7 +23,7 @@ export function describeWait(state: LockState, ownerId: string, now = Date.now()
   const holder: ContenderInfo | undefined = state.holders[0];
   const where = position > 0 ? `position ${position} of ${state.waiters.length} in the queue` : 'joining the queue';
   const more = state.holders.length > 1 ? ` (+${state.holders.length - 1} more)` : '';
-  const held = holder ? `held by ${holder.owner.id}${more} for ${formatAge(now - holder.createdAt.getTime())}` : 'not held';
+  const held = holder ? `held by ${holder.owner.id}${more} for ${holdingText(holder, now)}` : 'not held';
   const queued = position > 0 ? `${position}/${state.waiters.length} waiting` : 'joining';
   return {
     key: `${position}|${state.holders.map((h) => h.name).join(',')}`,
@@ -77,8 +77,13 @@ export class WaitProgress {
     this.client.off('state', this.onState);
   }
 
+  /** With --verbose: one line of the change log. */
   log(line: string): void {
-    if (!this.options.verbose) return;
+    if (this.options.verbose) this.say(line);
+  }
+
+  /** One line on stderr whatever the flags (what a wait for ZooKeeper must say), below the live line. */
+  say(line: string): void {
     this.clearLine();
     process.stderr.write(`zklock: ${line}\n`);
   }

@@ -3,8 +3,8 @@ import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender } from './contender-name.js';
 import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
-import { isDowngraded, parseOwner } from './owner-data.js';
-import { REVOKED_OWNER, isRevocationRequest } from './revocation.js';
+import { isDowngraded, isMarkedHeld } from './owner-data.js';
+import { isRevocationRequest, ownerOf } from './revocation.js';
 
 export interface ContenderInfo {
   name: string;
@@ -15,15 +15,27 @@ export interface ContenderInfo {
   /** Set on a write node whose holder downgraded to a read lock (ReadWriteLock.downgrade). */
   downgraded?: true;
   /**
-   * Who created the node, from its data. After a revocation request the data is the request
-   * (Curator's protocol writes over it): the owner is then unknown, `{ id: REVOKED_OWNER }` ('(revocation requested)').
+   * Who created the node, from its data. After a revocation request by Curator (whose protocol
+   * writes over it) the owner is unknown: `{ id: REVOKED_OWNER }` ('(revocation requested)');
+   * zklock's requestRevocation keeps it.
    */
   owner: OwnerInfo | { id: string };
   /** Someone asked this contender to let go (requestRevocation, `zklock revoke`, Curator's Revoker). */
   revocationRequested?: true;
   /** The owning session. */
   sessionId: bigint;
+  /** When it joined the queue (its node's ctime, the server's clock): a waiter waits, and a holder held at most, since then. */
   createdAt: Date;
+  /**
+   * Holders only: a time by which the hold had begun (the server's clock), so it has held at least
+   * since then; `heldSinceExact` when it began then. From what the server records: a lease node
+   * (a semaphore's, a simple lock's) is made as the hold begins; a queue's holder holds from its
+   * node's creation when the queue has not changed since, else no later than the queue's last
+   * change that a present node's ctime dates, or than its own mark of having acquired (OwnerInfo.held).
+   * Undefined when nothing dates it: it held for at most `now - createdAt`, perhaps much less.
+   */
+  heldSince?: Date;
+  heldSinceExact?: true;
   /** The contender's fencing token (its node's czxid). */
   fencingToken: bigint;
 }
@@ -40,19 +52,44 @@ export interface LockState {
 
 /**
  * Holders and waiters of a lock path, for mutexes and read/write locks (zklock, Curator or
- * kazoo names) and for semaphores (`leases/` and `locks/` children). Unknown children are left out.
- * `kind` reads the path as that kind of lock. Without it, a path with a `leases` or `locks` child
- * is read as a semaphore: one that also holds other locks in a folder named `locks` (`/`, say)
+ * kazoo names) and for semaphores: Curator's and zklock's (`leases/` and `locks/` children) and
+ * kazoo's (lease nodes of 32 hex digits as children, waiters in the kazoo lock `<path>-__lock__`
+ * beside it). Unknown children are left out. `kind` reads the path as that kind of lock. Without
+ * it, a path with a `leases` or `locks` child, or only kazoo lease children, is read as a semaphore: one that also holds other locks in a folder named `locks` (`/`, say)
  * is not one, and the caller that knows (a lock object, the CLI by its evidence) says so.
  */
 export async function inspectLock(client: ZooKeeperClient, lockPath: string, options: { kind?: LockState['kind'] } = {}): Promise<LockState> {
-  const { children } = await client.getChildren(lockPath);
-  if ((options.kind ?? (children.includes('leases') || children.includes('locks') ? 'semaphore' : 'queue')) === 'semaphore') {
-    const [holders, queue] = await Promise.all([describeQueue(client, joinPath(lockPath, 'leases'), true), describeQueue(client, joinPath(lockPath, 'locks'), false)]);
-    return { lockPath, kind: 'semaphore', holders: holders.all, waiters: queue.all };
+  const { children, stat } = await client.getChildren(lockPath);
+  const curator = children.includes('leases') || children.includes('locks');
+  if ((options.kind ?? (curator || isKazooLeases(children) ? 'semaphore' : 'queue')) === 'semaphore') {
+    // kazoo's leases are the path's own children; its waiters queue in a kazoo Lock beside it.
+    const [holders, queue] = curator
+      ? await Promise.all([describeQueue(client, joinPath(lockPath, 'leases'), true), describeQueue(client, joinPath(lockPath, 'locks'), false)])
+      : await Promise.all([describeKazooLeases(client, lockPath, children), describeQueue(client, kazooSemaphoreLock(lockPath), false)]);
+    // A lease node is made as its hold begins.
+    return { lockPath, kind: 'semaphore', holders: holders.all.map(heldFromCreation), waiters: queue.all };
   }
-  const { all, holding } = await describeQueue(client, lockPath, false, children);
-  return { lockPath, kind: 'queue', holders: all.filter((c) => holding.has(c.name)), waiters: all.filter((c) => !holding.has(c.name)) };
+  const { all, holding, marked } = await describeQueue(client, lockPath, false, children);
+  return { lockPath, kind: 'queue', holders: all.filter((c) => holding.has(c.name)).map((c) => queueHoldSince(c, all, stat.pzxid, marked.get(c.name))), waiters: all.filter((c) => !holding.has(c.name)) };
+}
+
+function heldFromCreation(c: ContenderInfo): ContenderInfo {
+  return { ...c, heldSince: c.createdAt, heldSinceExact: true };
+}
+
+/**
+ * When a queue's holder began to hold, as far as the server tells (see ContenderInfo.heldSince).
+ * The hold began with a change of the queue: the holder's own creation, or the deletion of the
+ * last node ahead of it. So it began no later than the queue's last change (the lock path's
+ * pzxid), which is datable when it made a node still there (its ctime); when that node is the
+ * holder's own, nothing changed since it queued: it has held since then. `markedAt` is the
+ * holder's own mark of having acquired (its node's mtime, when its data says held).
+ */
+function queueHoldSince(c: ContenderInfo, all: readonly ContenderInfo[], pzxid: bigint, markedAt: Date | undefined): ContenderInfo {
+  if (pzxid === c.fencingToken) return heldFromCreation(c);
+  const lastChange = all.find((o) => o.fencingToken === pzxid)?.createdAt;
+  const bounds = [lastChange, markedAt].filter((d): d is Date => d !== undefined);
+  return bounds.length === 0 ? c : { ...c, heldSince: new Date(Math.min(...bounds.map((d) => d.getTime()))) };
 }
 
 async function describeQueue(
@@ -60,25 +97,28 @@ async function describeQueue(
   parent: string,
   leases: boolean,
   known?: string[],
-): Promise<{ all: ContenderInfo[]; holding: Set<string> }> {
+): Promise<{ all: ContenderInfo[]; holding: Set<string>; marked: Map<string, Date> }> {
   let names = known;
   if (!names) {
     try {
       names = (await client.getChildren(parent)).children;
     } catch (error) {
-      if (error instanceof ZooKeeperError && error.code === 'NONODE') return { all: [], holding: new Set() };
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') return { all: [], holding: new Set(), marked: new Map() };
       throw error;
     }
   }
   const queue = leases ? leaseOrder(names) : sortContenders(names);
-  if (queue.length === 0) return { all: [], holding: new Set() };
+  if (queue.length === 0) return { all: [], holding: new Set(), marked: new Map() };
   const reads = await client.multiRead(queue.map((c) => ({ type: 'getData' as const, path: joinPath(parent, c.name) })));
   const all: ContenderInfo[] = [];
   const holding = new Set<string>();
+  const marked = new Map<string, Date>();
   queue.forEach((contender, i) => {
     const read = reads[i];
     if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
     all.push(describe(joinPath(parent, contender.name), contender, read));
+    // The holder's own mark of having acquired dates its hold by the node's mtime (see OwnerInfo.held).
+    if (isMarkedHeld(read.data)) marked.set(contender.name, new Date(read.stat.mtime));
   });
   // Nodes that went between the listing and the reads block nobody. A downgraded writer is a
   // reader here: it no longer blocks readers, and still blocks the writers behind it.
@@ -86,7 +126,7 @@ async function describeQueue(
   for (const contender of present) {
     if (blockers(present, contender).length === 0) holding.add(contender.name);
   }
-  return { all, holding };
+  return { all, holding, marked };
 }
 
 /** A contender node as read: a downgraded writer is a reader (see ContenderInfo.kind). */
@@ -99,12 +139,38 @@ function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kin
     seq: contender.seq,
     kind: downgraded ? 'shared' : contender.kind,
     ...(downgraded ? { downgraded: true as const } : {}),
-    owner: revoking ? { id: REVOKED_OWNER } : parseOwner(read.data),
+    owner: ownerOf(read.data),
     ...(revoking ? { revocationRequested: true as const } : {}),
     sessionId: read.stat.ephemeralOwner,
     createdAt: new Date(read.stat.ctime),
     fencingToken: read.stat.czxid,
   };
+}
+
+/** A kazoo semaphore's lease node: `uuid4().hex`, no sequence (kazoo.recipe.lock.Semaphore.create_path). */
+export const KAZOO_LEASE_NAME = /^[0-9a-f]{32}$/;
+
+/** A kazoo semaphore's children: its leases, nothing else (and at least one: an empty path tells nothing). */
+export function isKazooLeases(children: readonly string[]): boolean {
+  return children.length > 0 && children.every((c) => KAZOO_LEASE_NAME.test(c));
+}
+
+/** The kazoo Lock beside a kazoo semaphore in which its waiters queue (kazoo's Semaphore.lock_path). */
+export function kazooSemaphoreLock(semaphorePath: string): string {
+  return `${semaphorePath}-__lock__`;
+}
+
+/** A kazoo semaphore's lease holders, oldest first (their names carry no sequence: their czxid orders them). */
+async function describeKazooLeases(client: ZooKeeperClient, path: string, children: readonly string[]): Promise<{ all: ContenderInfo[] }> {
+  const names = children.filter((c) => KAZOO_LEASE_NAME.test(c));
+  if (names.length === 0) return { all: [] };
+  const reads = await client.multiRead(names.map((name) => ({ type: 'getData' as const, path: joinPath(path, name) })));
+  const all: ContenderInfo[] = [];
+  names.forEach((name, i) => {
+    const read = reads[i];
+    if (read && !(read instanceof ZooKeeperError) && read.op === 'getData') all.push(describe(joinPath(path, name), { name, seq: 0, kind: 'shared' }, read));
+  });
+  return { all: all.sort((a, b) => (a.fencingToken < b.fencingToken ? -1 : a.fencingToken > b.fencingToken ? 1 : 0)) };
 }
 
 /** What a lock object's `participants()` answers: inspectLock, where a lock path not made yet (or reaped) has nobody, of the object's own `kind`. */
@@ -161,7 +227,7 @@ export async function simpleLockState(client: ZooKeeperClient, path: string): Pr
   try {
     const read = await client.getData(path);
     const name = path.slice(path.lastIndexOf('/') + 1);
-    return { lockPath: path, kind: 'queue', holders: [describe(path, { name, seq: 0, kind: 'exclusive' }, read)], waiters: [] };
+    return { lockPath: path, kind: 'queue', holders: [heldFromCreation(describe(path, { name, seq: 0, kind: 'exclusive' }, read))], waiters: [] };
   } catch (error) {
     if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath: path, kind: 'queue', holders: [], waiters: [] };
     throw error;

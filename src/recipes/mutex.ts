@@ -72,7 +72,7 @@ export class QueueLock {
     validatePath(lockPath, 'lock');
     checkRevocationOptions(options, lockPath);
     this.lockDelay = kind === 'exclusive' && role === 'lock' ? checkLockDelay(options.lockDelay, lockPath) : 0;
-    this.ownerData = ownerData(options.ownerId);
+    this.ownerData = ownerData(options.ownerId, { revocable: options.revocable });
   }
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */

@@ -15,12 +15,33 @@ export interface OwnerInfo {
    * lock's fixed path): several callers share one session, so only this tells whose node it is.
    */
   attempt?: string;
+  /** The holder listens for revocation requests (its lock is revocable): `zklock revoke` can say so before asking. */
+  revocable?: true;
+  /**
+   * Someone asked this contender to let go (requestRevocation): written beside the owner, not
+   * over it as Curator's bytes are, so that whoever it was stays known.
+   */
+  revocationRequested?: true;
+  /**
+   * Written by the holder once it held the lock (`zklock exec` does): the node's mtime, the
+   * server's clock at that write or a later one, is then a time by which the hold had begun.
+   */
+  held?: true;
 }
 
-/** Owner data; `attempt` only for a node whose name does not identify the attempt (queue locks build theirs once per lock). */
-export function ownerData(id: string | undefined, attempt?: string): Buffer {
+/**
+ * Owner data; `attempt` only for a node whose name does not identify the attempt (queue locks
+ * build theirs once per lock); `revocable` for a lock that listens for revocation requests.
+ */
+export function ownerData(id: string | undefined, extra: { attempt?: string; revocable?: boolean } = {}): Buffer {
   // No timestamp: the node's ctime says when it was created, and a queue lock's data stays the same for every acquisition.
-  const info: OwnerInfo = { id: id ?? `${HOST}:${process.pid}`, host: HOST, pid: process.pid, ...(attempt === undefined ? {} : { attempt }) };
+  const info: OwnerInfo = {
+    id: id ?? `${HOST}:${process.pid}`,
+    host: HOST,
+    pid: process.pid,
+    ...(extra.attempt === undefined ? {} : { attempt: extra.attempt }),
+    ...(extra.revocable ? { revocable: true as const } : {}),
+  };
   return Buffer.from(JSON.stringify(info));
 }
 
@@ -57,4 +78,16 @@ export function downgradedData(data: Buffer): Buffer {
 export function isDowngraded(data: Buffer): boolean {
   const owner = parseOwner(data);
   return 'downgraded' in owner && owner.downgraded === true;
+}
+
+/** Marks a holder's owner data as held (see OwnerInfo.held); undefined for data that is not zklock's. */
+export function heldData(data: Buffer): Buffer | undefined {
+  const owner = parseOwner(data);
+  return 'pid' in owner ? Buffer.from(JSON.stringify({ ...owner, held: true })) : undefined;
+}
+
+/** Whether a holder marked its owner data as held (see OwnerInfo.held). */
+export function isMarkedHeld(data: Buffer): boolean {
+  const owner = parseOwner(data);
+  return 'held' in owner && owner.held === true;
 }

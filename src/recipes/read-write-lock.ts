@@ -8,7 +8,7 @@ import { QueueLock } from './mutex.js';
 import { downgradedData, isDowngraded, ownerData } from './owner-data.js';
 import { tracked } from './holds.js';
 import { refuseInside, sectionOf } from './reentrancy.js';
-import { isRevocationRequest } from './revocation.js';
+import { isRevocationRequest, ownerReplaced } from './revocation.js';
 import { isTransient } from './transient.js';
 
 /**
@@ -52,11 +52,11 @@ export class ReadWriteLock {
     for (let attempt = 1; !stat; attempt++) {
       if (attempt > DOWNGRADE_ATTEMPTS) throw new LockError('DOWNGRADE_CONFLICT', `others wrote into our write node during each of ${DOWNGRADE_ATTEMPTS} attempts; the write lease is still held`, where);
       const read = await this.readOwnNode(writeLease);
-      // A revocation request (Curator's Revoker, requestRevocation) replaced our owner data; the
-      // marker goes on ours, and the request passes to the read lease.
-      const revoking = isRevocationRequest(read.data);
-      requested ||= revoking;
-      const marked = downgradedData(revoking ? ownerData(this.options.ownerId) : read.data);
+      // A revocation request (Curator's Revoker, requestRevocation) passes to the read lease; where
+      // Curator's bytes replaced our owner data, the marker goes on ours.
+      requested ||= isRevocationRequest(read.data);
+      const owned = ownerReplaced(read.data) ? ownerData(this.options.ownerId, { revocable: this.options.revocable }) : read.data;
+      const marked = downgradedData(owned);
       try {
         // Versioned: a request written after our read must not be lost under the marker.
         stat = await this.client.setData(writeLease.node, marked, { version: read.stat.version });

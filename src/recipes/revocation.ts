@@ -2,6 +2,8 @@ import type { CallOptions, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, validatePath } from '../client/index.js';
 import { callListener } from '../client/call-listener.js';
 import { parseContender } from './contender-name.js';
+import type { OwnerInfo } from './owner-data.js';
+import { parseOwner } from './owner-data.js';
 import type { Lease } from './lease.js';
 import { LockError } from './lock-error.js';
 import { publishRevocation, revocationChannel } from './diagnostics.js';
@@ -17,13 +19,44 @@ export const REVOKE_MESSAGE = '__REVOKE__';
 /** Kept apart from the exported text: nobody can change the bytes we write and compare with. */
 const REVOKE_BYTES = Buffer.from(REVOKE_MESSAGE, 'ascii');
 
-/** Whether a contender node's data is a revocation request (it replaced the owner's data). */
+/**
+ * Whether a contender node's data is a revocation request: Curator's bytes (which replaced the
+ * owner's data), or zklock's owner data marked by requestRevocation.
+ */
 export function isRevocationRequest(data: Buffer): boolean {
+  if (data.equals(REVOKE_BYTES)) return true;
+  const owner = parseOwner(data);
+  return 'revocationRequested' in owner && owner.revocationRequested === true;
+}
+
+/** What inspection and the CLI show as the owner of a node whose owner data Curator's request bytes replaced. */
+export const REVOKED_OWNER = '(revocation requested)';
+
+/** Whether Curator's request bytes replaced the owner data (zklock's requests keep it). */
+export function ownerReplaced(data: Buffer): boolean {
   return data.equals(REVOKE_BYTES);
 }
 
-/** What inspection and the CLI show as the owner of a node whose owner data a request replaced. */
-export const REVOKED_OWNER = '(revocation requested)';
+/** Who a contender is by its node's data: REVOKED_OWNER where Curator's request bytes replaced it. */
+export function ownerOf(data: Buffer): OwnerInfo | { id: string } {
+  return ownerReplaced(data) ? { id: REVOKED_OWNER } : parseOwner(data);
+}
+
+/**
+ * Whether the contender whose node holds `data` listens for revocation requests: true or false
+ * for zklock's owner data (a revocable lock says so in it), undefined for anyone else's (a
+ * Curator holder listens only if made revocable, and its node does not say).
+ */
+export function listensForRevocation(data: Buffer): boolean | undefined {
+  const owner = ownerOf(data);
+  return 'pid' in owner ? owner.revocable === true : undefined;
+}
+
+/** What a request writes into a node holding `data`: zklock's owner data keeps the owner, marked; anyone else's is replaced by Curator's bytes. */
+function requestData(data: Buffer): Buffer {
+  const owner = ownerOf(data);
+  return 'pid' in owner ? Buffer.from(JSON.stringify({ ...owner, revocationRequested: true })) : REVOKE_BYTES;
+}
 
 export interface RevocationOptions {
   /**
@@ -54,13 +87,16 @@ export function checkRevocationOptions(options: RevocationOptions, path: string)
 
 /**
  * Asks the holder of the contender node `nodePath` to release it, as Curator's
- * Revoker.attemptRevoke does: writes REVOKE_MESSAGE into the node, whatever its version. True
- * when written; false when the node is gone (released, or its session ended). The write replaces
- * the owner data that inspection shows (it then says REVOKED_OWNER). Nothing that grants a lock
- * trusts node data beyond the downgrade marker, so a request can only make waiters check more: a
- * request over a downgraded node's marker makes zklock readers wait for it again, and one in a
- * node that goes turns off the release-record fast path for its waiters (contender-queue.ts
- * mayHaveRecorded: they list the queue instead). A holder that is not revocable never hears.
+ * Revoker.attemptRevoke does: writes REVOKE_MESSAGE into a node of Curator, kazoo or anyone else.
+ * Into a node of zklock's it writes the owner data marked `revocationRequested` instead, so that
+ * inspection still shows who holds it (Curator's bytes erased it); a zklock holder hears either.
+ * The write is versioned, read again after a concurrent write (a downgrade's marker, another
+ * request), so neither is lost. True when written (or already asked); false when the node is gone
+ * (released, or its session ended). Nothing that grants a lock trusts node data beyond the
+ * downgrade marker, which a zklock node keeps; Curator's bytes over a downgraded node make zklock
+ * readers wait for it again, and in a node that goes turn off the release-record fast path for
+ * its waiters (contender-queue.ts mayHaveRecorded: they list the queue instead). A holder that
+ * is not revocable never hears (see listensForRevocation).
  */
 export async function requestRevocation(client: ZooKeeperClient, nodePath: string, options: CallOptions = {}): Promise<boolean> {
   validatePath(nodePath, 'requestRevocation');
@@ -71,12 +107,18 @@ export async function requestRevocation(client: ZooKeeperClient, nodePath: strin
       op: 'requestRevocation',
     });
   }
-  try {
-    await client.setData(nodePath, REVOKE_BYTES, { ...options, version: -1 });
-    return true;
-  } catch (error) {
-    if (error instanceof ZooKeeperError && error.code === 'NONODE') return false;
-    throw error;
+  // Each BADVERSION means someone else wrote the node meanwhile: progress, bounded by the caller's signal.
+  for (;;) {
+    try {
+      const read = await client.getData(nodePath, options);
+      if (isRevocationRequest(read.data)) return true;
+      await client.setData(nodePath, requestData(read.data), { ...options, version: read.stat.version });
+      return true;
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') return false;
+      if (error instanceof ZooKeeperError && error.code === 'BADVERSION') continue;
+      throw error;
+    }
   }
 }
 

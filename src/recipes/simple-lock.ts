@@ -90,7 +90,7 @@ export class SimpleLock {
   private begin(deadline: Deadline): Attempt {
     // One id per call, not per create: a create of this call that ran late is still ours to adopt.
     const id = randomUUID();
-    return { id, data: ownerData(this.options.ownerId, id), deadline };
+    return { id, data: ownerData(this.options.ownerId, { attempt: id }), deadline };
   }
 
   private async attempt(attempt: Attempt): Promise<Lease | null> {

@@ -25,20 +25,20 @@ describe('zklock revoke', () => {
   });
 
   it('asks the holder by default, or the named contender; status then says so; the lock stays held', async () => {
-    const holder = await new Mutex(holderClient, '/cli/revoke', { revocable: true }).acquire({ timeout: ROUND_TRIPS_MS });
+    const holder = await new Mutex(holderClient, '/cli/revoke', { revocable: true, ownerId: 'first' }).acquire({ timeout: ROUND_TRIPS_MS });
     let waiterLease: Lease | undefined;
-    const waiting = new Mutex(waiterClient, '/cli/revoke', { revocable: true }).acquire({ timeout: WAITER_TIMEOUT_MS }).then((l) => (waiterLease = l));
+    const waiting = new Mutex(waiterClient, '/cli/revoke', { revocable: true, ownerId: 'second' }).acquire({ timeout: WAITER_TIMEOUT_MS }).then((l) => (waiterLease = l));
     await eventually(async () => (await holderClient.getChildren('/cli/revoke')).children.length === 2, ROUND_TRIPS_MS, 'the waiter queued');
 
     const revoked = await runCli(['revoke', '/cli/revoke'], env);
     assert.equal(revoked.code, 0, revoked.stderr);
-    assert.equal(revoked.stdout, `revocation requested of holder ${holder.node}\n`);
+    assert.equal(revoked.stdout, `revocation requested of holder ${holder.node} (first): it listens (revocable)\n`);
     await eventually(() => holder.revocationRequested.aborted, ROUND_TRIPS_MS, 'the holder heard');
     assert.equal(holder.held, true, 'a request, not a release');
 
     const status = await runCli(['status', '/cli/revoke'], env);
     assert.equal(status.code, 0, status.stderr);
-    assert.match(status.stdout, /holder\s+\(revocation requested\)/);
+    assert.match(status.stdout, /holder\s+first \(revocation requested\)/, 'still named');
     const json = JSON.parse((await runCli(['status', '--json', '/cli/revoke'], env)).stdout) as { holders: { revocationRequested?: boolean }[]; waiters: { node: string; revocationRequested?: boolean }[] };
     assert.equal(json.holders[0]!.revocationRequested, true);
     assert.equal(json.waiters[0]!.revocationRequested, undefined);
@@ -46,7 +46,7 @@ describe('zklock revoke', () => {
     const waiterName = json.waiters[0]!.node.slice('/cli/revoke/'.length);
     const named = await runCli(['revoke', '/cli/revoke', '--node', waiterName], env);
     assert.equal(named.code, 0, named.stderr);
-    assert.equal(named.stdout, `revocation requested of contender ${json.waiters[0]!.node}\n`);
+    assert.equal(named.stdout, `revocation requested of contender ${json.waiters[0]!.node} (second): it listens (revocable)\n`);
     await holder.release();
     await waiting;
     assert.equal(waiterLease?.revocationRequested.aborted, true, 'the waiter holds, asked already');
@@ -82,19 +82,19 @@ describe('zklock revoke', () => {
     assert.equal(free.code, 2, 'a free semaphore is still a semaphore');
     assert.match(free.stderr, /is a semaphore/);
 
-    const readers = await Promise.all([holderClient, waiterClient].map((c) => new ReadWriteLock(c, '/cli/revoke-readers').readLock.acquire({ timeout: ROUND_TRIPS_MS })));
+    const readers = await Promise.all([holderClient, waiterClient].map((c) => new ReadWriteLock(c, '/cli/revoke-readers', { revocable: true, ownerId: 'reader' }).readLock.acquire({ timeout: ROUND_TRIPS_MS })));
     const both = await runCli(['revoke', '/cli/revoke-readers'], env);
     assert.equal(both.code, 0, both.stderr);
-    assert.deepEqual(both.stdout.split('\n').filter(Boolean).sort(), readers.map((r) => `revocation requested of holder ${r.node}`).sort());
+    assert.deepEqual(both.stdout.split('\n').filter(Boolean).sort(), readers.map((r) => `revocation requested of holder ${r.node} (reader): it listens (revocable)`).sort());
     await Promise.all(readers.map((r) => r.release()));
   });
 
   it('asks the holder of a mutex whose path also holds a folder named locks (no semaphore: as status and ls read it)', async () => {
     await holderClient.ensurePath('/cli/revoke-beside/locks');
-    const holder = await new Mutex(holderClient, '/cli/revoke-beside', { revocable: true }).acquire({ timeout: ROUND_TRIPS_MS });
+    const holder = await new Mutex(holderClient, '/cli/revoke-beside', { revocable: true, ownerId: 'beside' }).acquire({ timeout: ROUND_TRIPS_MS });
     const revoked = await runCli(['revoke', '/cli/revoke-beside'], env);
     assert.equal(revoked.code, 0, revoked.stderr);
-    assert.equal(revoked.stdout, `revocation requested of holder ${holder.node}\n`);
+    assert.equal(revoked.stdout, `revocation requested of holder ${holder.node} (beside): it listens (revocable)\n`);
     await eventually(() => holder.revocationRequested.aborted, ROUND_TRIPS_MS, 'the holder heard');
     await holder.release();
   });

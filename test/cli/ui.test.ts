@@ -13,12 +13,14 @@ import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
 import type { RequestDecider } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, harnessBound, sessionBound } from '../support/bounds.js';
 import { sessionsWatching } from '../support/server-watches.js';
+import { JsonLineProcess } from '../support/json-line-process.js';
 import { eventually } from '../support/wait.js';
 import { launchBrowser } from './helpers/browser.js';
 import type { CliRun } from './helpers/cli.js';
 import { startCli } from './helpers/cli.js';
 
 const SESSION_TIMEOUT_MS = 4000;
+const KAZOO_SEMAPHORE = fileURLToPath(new URL('./fixtures/kazoo_semaphore.py', import.meta.url));
 /** Every run takes the README's picture; into the test's temporary directory unless ZKLOCK_UI_SCREENSHOT=1 asks for it to be remade. */
 const TEMP = mkdtempSync(join(tmpdir(), 'zklock-ui-'));
 const SCREENSHOT = process.env.ZKLOCK_UI_SCREENSHOT === '1' ? new URL('../../docs/ui/zklock-ui.png', import.meta.url) : pathToFileURL(join(TEMP, 'zklock-ui.png'));
@@ -134,6 +136,8 @@ describe('zklock ui in a real browser', () => {
     await shows(page, '/ui/live/config', ['reader-1'], ['writer-1'], 'the read/write lock');
     await shows(page, '/ui/live/encoders', ['encoder-1'], [], 'the semaphore');
     assert.equal(await page.locator('section[data-path="/ui/live/config"] .badge').first().textContent(), 'read/write');
+    // Each contender's side, as status's KIND column says it.
+    assert.deepEqual(await page.locator('section[data-path="/ui/live/config"] td.kind').allTextContents(), ['shared', 'exclusive']);
     assert.equal(await page.locator('section[data-path="/ui/live/encoders"] .badge').first().textContent(), 'semaphore');
     assert.match((await page.locator('#identity').textContent()) ?? '', new RegExp(server.connectString.replace(/\./g, '\\.')));
     assert.equal(await page.locator('button[data-action]').count(), 0, 'no admin buttons without --allow-admin');
@@ -157,6 +161,48 @@ describe('zklock ui in a real browser', () => {
     await reader.release();
     await (await writer).release();
     await permit.release();
+    await page.close();
+  });
+
+  it('says when its root does not exist; then shows a kazoo semaphore made under it with its holders and waiter; a missing chroot is CHROOT_MISSING', async () => {
+    const { url } = await startUi('/ui/not-yet');
+    const page = await open(url);
+    await eventually(async () => /\/ui\/not-yet does not exist/.test(await statusLine(page)), ROUND_TRIPS_MS, 'the page says the root is missing');
+    const peer = new JsonLineProcess('kazoo semaphore', '/usr/bin/python3', [KAZOO_SEMAPHORE, server.connectString, '/ui/not-yet/kz']);
+    try {
+      await peer.line((l) => l.held === 2);
+      await eventually(async () => (await admin.getChildren('/ui/not-yet/kz-__lock__')).children.length === 1, ROUND_TRIPS_MS, 'the waiter queued');
+      // kazoo's Semaphore hands its identifier's bytes to its Lock, which writes their repr.
+      await shows(page, '/ui/not-yet/kz', ['kazoo-0', 'kazoo-1'], ["b'kazoo-2'"], 'the kazoo semaphore\'s holders and waiter');
+      assert.equal(await page.locator('section[data-path="/ui/not-yet/kz-__lock__"]').count(), 0, 'its waiters\' lock is a part of it');
+      assert.equal(await page.locator('section[data-path="/ui/not-yet/kz"] .badge').first().textContent(), 'semaphore');
+      assert.doesNotMatch(await statusLine(page), /does not exist/);
+    } finally {
+      peer.send('stop');
+      await peer.exited;
+    }
+    await page.close();
+    const chroot = startCli(['ui', '--connect', `${server.connectString}/no-such-chroot`]);
+    assert.equal(await chroot.exited(ROUND_TRIPS_MS), 1, chroot.stderr());
+    assert.match(chroot.stderr(), /CHROOT_MISSING: the chroot \/no-such-chroot/);
+  });
+
+  it('shows a holder that waited with its hold bounded, never its wait as a hold, in its age and its timeline', async () => {
+    const first = await new Mutex(await client(), '/ui/held/lock', { ownerId: 'first' }).acquire();
+    const waiting = new Mutex(await client(), '/ui/held/lock', { ownerId: 'second' }).acquire();
+    await eventually(async () => (await admin.getChildren('/ui/held/lock')).children.length === 2);
+    // Time passing is what is measured: the second one's wait.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await first.release();
+    const second = await waiting;
+    const { url } = await startUi('/ui/held');
+    const page = await open(url);
+    await shows(page, '/ui/held/lock', ['second'], [], 'the holder that waited');
+    // Its queue's last change (first's deletion) is dated by no node: only its time in the queue bounds its hold.
+    const cell = (await page.locator('section[data-path="/ui/held/lock"] tr.holder td.age').textContent()) ?? '';
+    assert.match(cell, /^≤ /, `a bound, not the wait as a hold: ${cell}`);
+    assert.equal(await page.locator('section[data-path="/ui/held/lock"] .timeline rect.span').count(), 1);
+    await second.release();
     await page.close();
   });
 

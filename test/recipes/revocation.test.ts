@@ -70,20 +70,20 @@ describe('revocation (Curator\'s protocol)', () => {
     assert.deepEqual(await serverWatches(zk.server, client.sessionId), [], 'no watch left');
   });
 
-  it('requestRevocation writes Curator\'s bytes; a request made while the contender waited is on its signal when the lease is handed out', async () => {
+  it('requestRevocation marks a zklock node\'s owner data (the owner stays known); a request made while the contender waited is on its signal when the lease is handed out', async () => {
     const [holderClient, waiterClient] = [await zk.client(), await zk.client()];
     const holder = await new Mutex(holderClient, '/rv/waiting').acquire({ timeout: ROUND_TRIPS_MS });
     let called = 0;
-    const waiting = new NonReentrantMutex(waiterClient, '/rv/waiting', { revocable: true, onRevocationRequested: () => called++ }).acquire({ timeout: WAITER_TIMEOUT_MS });
+    const waiting = new NonReentrantMutex(waiterClient, '/rv/waiting', { revocable: true, ownerId: 'waiter', onRevocationRequested: () => called++ }).acquire({ timeout: WAITER_TIMEOUT_MS });
     await eventually(async () => (await zk.children('/rv/waiting')).length === 2, ROUND_TRIPS_MS, 'the waiter queued');
     const { waiters } = await inspectLock(zk.admin, '/rv/waiting');
     assert.equal(waiters.length, 1);
 
     assert.equal(await requestRevocation(holderClient, waiters[0]!.path), true);
-    assert.deepEqual((await zk.admin.getData(waiters[0]!.path)).data, CURATOR_REVOKE, 'the very bytes Curator\'s holders look for');
+    assert.deepEqual(JSON.parse((await zk.admin.getData(waiters[0]!.path)).data.toString()), { ...waiters[0]!.owner, revocable: true, revocationRequested: true });
     const state = await inspectLock(zk.admin, '/rv/waiting');
     assert.equal(state.waiters[0]!.revocationRequested, true);
-    assert.equal(state.waiters[0]!.owner.id, '(revocation requested)');
+    assert.equal(state.waiters[0]!.owner.id, 'waiter');
     assert.equal(state.holders[0]!.revocationRequested, undefined);
 
     await holder.release();
@@ -95,6 +95,18 @@ describe('revocation (Curator\'s protocol)', () => {
     await lease.release();
     await zk.assertNoNodes('/rv/waiting');
     assert.deepEqual(await serverWatches(zk.server, waiterClient.sessionId), [], 'no watch left');
+  });
+
+  it('requestRevocation writes Curator\'s bytes into a node that is not zklock\'s', async () => {
+    const node = '/rv/foreign/_c_00000000-0000-4000-8000-000000000000-lock-0000000000';
+    await zk.admin.ensurePath('/rv/foreign');
+    await zk.admin.create(node, Buffer.from('10.0.0.7'), { mode: 'EPHEMERAL' });
+    assert.equal(await requestRevocation(zk.admin, node), true);
+    assert.deepEqual((await zk.admin.getData(node)).data, CURATOR_REVOKE, 'the very bytes Curator\'s holders look for');
+    const state = await inspectLock(zk.admin, '/rv/foreign');
+    assert.equal(state.holders[0]!.owner.id, '(revocation requested)');
+    assert.equal(state.holders[0]!.revocationRequested, true);
+    await zk.admin.delete(node);
   });
 
   it('a request after the release finds no node (false) and fires nothing; a later holder on the same client is not asked', async () => {
@@ -195,7 +207,8 @@ describe('revocation (Curator\'s protocol)', () => {
     const [a, b] = [await zk.client(), await zk.client()];
     const ours = new ReadWriteLock(a, '/rv/plain-rw', { ownerId: 'plain-writer' });
     const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
-    assert.equal(await requestRevocation(b, write.node), true);
+    // Curator's Revoker writes its bytes over the owner data (zklock's requestRevocation keeps it).
+    await b.setData(write.node, CURATOR_REVOKE);
     const read = await within(ours.downgrade(write), ROUND_TRIPS_MS, 'downgrade');
     assert.equal(read.revocationRequested.aborted, false, 'not revocable: never asked');
     const state = await inspectLock(zk.admin, '/rv/plain-rw');

@@ -2,16 +2,18 @@ import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import type { Layout, Lease, ZooKeeperClient } from '../../index.js';
 import { LockError, LockLostError } from '../../index.js';
+import { heldData } from '../../recipes/owner-data.js';
 import { CliError, messageOf } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
-import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseSignal, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
 import { bounded } from '../timing.js';
+import { OutageReport } from '../outage-report.js';
 import { WaitProgress } from '../wait-progress.js';
 
 interface ExecFlags extends ConnectionFlags {
@@ -26,6 +28,9 @@ interface ExecFlags extends ConnectionFlags {
   forceReleaseAfter?: number;
   lockDelay?: number;
   verbose?: boolean;
+  owner?: string;
+  revocable?: boolean;
+  revocableSignal?: NodeJS.Signals;
 }
 
 const EXAMPLES = `
@@ -36,6 +41,8 @@ Examples:
   zklock exec --limit 2 /locks/encoders -- ffmpeg -i in.mp4 out.webm
   zklock exec --max-hold 10m /locks/nightly -- ./etl.sh       # exit 124 if it runs longer
   zklock exec --lock-delay 15s /locks/printer -- ./print.sh    # after a crashed holder, wait 15s first
+  zklock exec --owner nightly-etl /locks/db -- ./etl.sh        # status, ls and the ui name it so
+  zklock exec --revocable=SIGUSR1 /locks/db -- ./etl.sh       # zklock revoke /locks/db sends it SIGUSR1
   ZOOKEEPER_CONNECT=zk1:2181,zk2:2181 zklock exec --auth digest:ops:secret /locks/db -- ./maintain
 
 The command gets ZKLOCK_FENCING_TOKEN (grows with every acquisition of the lock; hand it to the
@@ -53,7 +60,9 @@ expired: a crash, a partition; or someone deleted its node), so that an old hold
 ZooKeeper has time to stop; after a clean release by a holder with the same --lock-delay the
 command starts at once, while a new lock path, or a last holder without one, waits once too: give
 every holder of the lock the same --lock-delay. --try never waits for the lock, so it takes no
---timeout; Ctrl-C ends a lock-delay it serves.
+--timeout; Ctrl-C ends a lock-delay it serves. With ZooKeeper out of reach, exec says on stderr
+which hosts it waits for, each connection error, and every 10s for how long; once its session
+expired, a waiting exec exits 69 when no new session comes within --connect-timeout.
 `;
 
 export function execCommand(): Command {
@@ -71,12 +80,42 @@ export function execCommand(): Command {
     .addOption(new Option('--max-hold <duration>', 'stop the command (exit 124) once it has held the lock this long').argParser(parsePositiveLongDuration))
     .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveLongDuration))
     .addOption(new Option('--lock-delay <duration>', 'a mutex: after a holder that did not release the lock (crashed, partitioned), wait this long before running the command').argParser(parsePositiveDuration))
+    .option('--owner <name>', 'who we are in our lock node, as status, ls and the ui show it (the library\'s ownerId); default host:pid')
+    .option('--revocable', 'listen for revocation requests (zklock revoke): on one, send the command SIGTERM (--revocable=SIGNAL: that signal), then SIGKILL after --grace')
+    .addOption(new Option('--revocable-signal <signal>').argParser(parseSignal).hideHelp())
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);
+  acceptRevocableSignal(command);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, argv: string[], _flags: ExecFlags, self: Command) => {
     process.exitCode = await exec(lockPath, optionsAfterPath(self, argv), self.opts<ExecFlags>());
   });
+}
+
+/**
+ * `--revocable=SIGNAL` as well as a bare `--revocable`: commander's optional option values would
+ * take the lock path that follows a bare one for its value. The value form becomes the hidden
+ * `--revocable-signal SIGNAL`; only our options are looked at, up to the lock path or `--`
+ * (what follows is the command's).
+ */
+function acceptRevocableSignal(command: Command): void {
+  const parseOptions = command.parseOptions.bind(command);
+  command.parseOptions = (argv: string[]) => {
+    const ours: string[] = [];
+    for (let i = 0; i < argv.length; i++) {
+      const arg = argv[i] as string;
+      if (arg === '--' || !arg.startsWith('-')) return parseOptions([...ours, ...argv.slice(i)]);
+      const value = /^--revocable=(.*)$/s.exec(arg)?.[1];
+      if (value !== undefined) {
+        ours.push('--revocable', '--revocable-signal', value);
+        continue;
+      }
+      ours.push(arg);
+      // An option that takes a value: the next word is its value, not the lock path.
+      if (command.options.some((o) => o.required && (o.long === arg || o.short === arg)) && i + 1 < argv.length) ours.push(argv[++i] as string);
+    }
+    return parseOptions(ours);
+  };
 }
 
 /**
@@ -107,7 +146,9 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   if (flags.try && flags.timeout !== undefined) throw new CliError('--try does not wait for the lock: --timeout cannot be combined with it', EXIT.USAGE);
   if (flags.forceReleaseAfter !== undefined && flags.maxHold === undefined) throw new CliError('--force-release-after counts from the end of --max-hold: give both', EXIT.USAGE);
   const hold = { maxHold: flags.maxHold, forceReleaseAfter: flags.forceReleaseAfter };
-  const ownerId = `${hostname()}:${process.pid}`;
+  const revocable = flags.revocable === true || flags.revocableSignal !== undefined;
+  if (flags.owner === '') throw new CliError('--owner must not be empty', EXIT.USAGE);
+  const ownerId = flags.owner ?? `${hostname()}:${process.pid}`;
   const interrupt = new AbortController();
   let interruptedBy: ForwardedSignal | undefined;
   using router = new SignalRouter((signal) => {
@@ -122,17 +163,27 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     throw error;
   }
   const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false, kind: flags.limit === undefined ? 'queue' : 'semaphore' });
+  // Ends the wait for the lock (exit 69) once an expired session finds no new one in time; a lock held meanwhile is lost anyway (exit 75).
+  const outage = new AbortController();
+  using _report = new OutageReport(client, {
+    connect: flags.connect,
+    renewWithin: flags.connectTimeout,
+    say: (line) => progress.say(line),
+    onGiveUp: (error) => outage.abort(error),
+  });
   try {
-    const lock = selectLock(client, lockPath, flags, ownerId);
+    const lock = selectLock(client, lockPath, { ...flags, revocable }, ownerId);
     let lease: Lease;
     progress.start();
     try {
-      const acquired = flags.try ? await lock.tryAcquire({ signal: interrupt.signal, ...hold }) : await lock.acquire({ timeout: flags.timeout, signal: interrupt.signal, ...hold });
+      const signal = AbortSignal.any([interrupt.signal, outage.signal]);
+      const acquired = flags.try ? await lock.tryAcquire({ signal, ...hold }) : await lock.acquire({ timeout: flags.timeout, signal, ...hold });
       if (!acquired) throw new CliError(`${lockPath} is held by someone else; not running the command (--try)`, EXIT.LOCK_TAKEN);
       lease = acquired;
     } catch (error) {
       progress.stop();
       if (interruptedBy) return interrupted(interruptedBy, `waiting for ${lockPath}; the command was not run`);
+      if (outage.signal.aborted) throw outage.signal.reason;
       throw timeoutError(error, lockPath, flags);
     } finally {
       progress.stop();
@@ -149,6 +200,9 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
       process.stderr.write(`zklock: ${lostMessage(lease.signal.reason, lockPath, flags.maxHold)} before the command started; not running it\n`);
       return await stoppedExit(lease, lease.signal.reason, flags);
     }
+    // Beside the command's start, not before it: it dates our hold for status, ls and the ui, and is done before the release.
+    const marking = markHeld(client, lease.node);
+    const revokeSignal = flags.revocableSignal ?? 'SIGTERM';
     const outcome = await runChild({
       command: program,
       args,
@@ -157,7 +211,17 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
       stopWhen: lease.signal,
       graceMs: flags.grace,
       onStopping: (reason) => process.stderr.write(`zklock: ${lostMessage(reason, lockPath, flags.maxHold)}; stopping the command (SIGTERM, SIGKILL after ${flags.grace} ms)\n`),
+      ...(revocable
+        ? {
+            revoke: {
+              when: lease.revocationRequested,
+              signal: revokeSignal,
+              onRevoking: () => process.stderr.write(`zklock: revocation of ${lockPath} requested; asking the command to let go (${revokeSignal}, SIGKILL after ${flags.grace} ms)\n`),
+            },
+          }
+        : {}),
     });
+    await bounded(marking, flags.sessionTimeout);
     if (outcome.stoppedBecause !== undefined) return await stoppedExit(lease, outcome.stoppedBecause, flags);
     // Bounded: if the ensemble is unreachable now, closing the client below (or the session timeout) removes the node anyway.
     const released = lease.release().then(
@@ -169,6 +233,23 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   } finally {
     progress.close();
     await closeClient(client);
+  }
+}
+
+/**
+ * Writes into our node that we hold the lock (OwnerInfo.held): the node's mtime, the server's
+ * clock, then dates our hold, where the queue alone tells only when we joined it. A CLI user
+ * pays these two requests; the library's acquire does not. Versioned, so a revocation request
+ * written meanwhile is not lost (the mark is then left out); any failure only leaves the hold
+ * undated.
+ */
+async function markHeld(client: ZooKeeperClient, node: string): Promise<void> {
+  try {
+    const read = await client.getData(node);
+    const marked = heldData(read.data);
+    if (marked) await client.setData(node, marked, { version: read.stat.version });
+  } catch {
+    // Best effort: see above.
   }
 }
 

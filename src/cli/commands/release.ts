@@ -1,13 +1,13 @@
 import { Command } from 'commander';
 import type { Stat } from '../../index.js';
-import { REVOKED_OWNER, ZooKeeperError, isRevocationRequest } from '../../index.js';
-import { parseOwner } from '../../recipes/owner-data.js';
+import { ZooKeeperError, isRevocationRequest } from '../../index.js';
+import { ownerOf } from '../../recipes/revocation.js';
 import { CliError } from '../cli-error.js';
 import { confirm } from '../confirm.js';
-import { isContenderNode } from '../contender-node.js';
-import { table } from '../contender-format.js';
+import { contenderPath, isContenderNode } from '../contender-node.js';
+import { ownerLabel, table } from '../contender-format.js';
 import type { ConnectionFlags } from '../connection.js';
-import { addConnectionOptions, withClient } from '../connection.js';
+import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { parseZnodePath } from '../parse-values.js';
 import { formatAge } from '../timing.js';
@@ -22,6 +22,7 @@ const EXAMPLES = `
 Examples:
   zklock status /locks/backup                     # find the stuck contender's node
   zklock release --force /locks/backup/_c_5e0c…-lock-0000000012
+  zklock release --force /locks/backup _c_5e0c…-lock-0000000012   # the lock path and the NODE status shows
   zklock release --force --yes /locks/encoders/leases/_c_…-lease-0000000003
 
 Deleting a contender's node ends its hold (or its place in the queue): the next waiter gets the
@@ -32,17 +33,19 @@ does not check it may keep working, so prefer stopping the process first.
 export function releaseCommand(): Command {
   const command = new Command('release')
     .description('operator tool: forcibly remove a stuck lock contender\'s node')
-    .argument('<node>', 'the contender\'s full znode path, as `zklock status` shows it', parseZnodePath)
+    .argument('<node>', 'the contender\'s full znode path, or the lock\'s path followed by the node name `zklock status` shows', parseZnodePath)
+    .argument('[name]', 'the contender\'s node name (as `zklock status` shows it) when <node> is the lock\'s path')
     .option('--force', 'required: says you mean to delete someone else\'s lock node')
     .option('-y, --yes', 'do not ask for confirmation');
-  addConnectionOptions(command);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (node: string, flags: ReleaseFlags) => {
+  addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
+  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (given: string, named: string | undefined, flags: ReleaseFlags) => {
     if (!flags.force) throw new CliError('release deletes another process\'s lock node: pass --force to confirm that is what you want', EXIT.USAGE);
-    const name = node.slice(node.lastIndexOf('/') + 1);
-    if (!isContenderNode(name)) {
-      throw new CliError(`${node} is not a lock contender node (zklock, Curator or kazoo name); refusing to delete it`, EXIT.USAGE);
+    const name = named ?? given.slice(given.lastIndexOf('/') + 1);
+    if (!isContenderNode(name.slice(name.lastIndexOf('/') + 1))) {
+      throw new CliError(`${named ?? given} is not a lock contender node (zklock, Curator or kazoo name); refusing to delete it`, EXIT.USAGE);
     }
     process.exitCode = await withClient(flags, async (client, signal) => {
+      const node = named === undefined ? given : await contenderPath(client, given, named);
       let found;
       try {
         found = await client.getData(node, { signal });
@@ -71,7 +74,7 @@ export function releaseCommand(): Command {
  * it does not do: stop a holder that is still running.
  */
 function question(node: string, found: { data: Buffer; stat: Stat }): string {
-  const owner = isRevocationRequest(found.data) ? REVOKED_OWNER : parseOwner(found.data).id || '(no owner data)';
+  const owner = ownerLabel(ownerOf(found.data).id || '(no owner data)', isRevocationRequest(found.data));
   const rows = [
     ['OWNER', 'AGE', 'FENCING TOKEN', 'SESSION'],
     [owner, formatAge(Date.now() - found.stat.ctime), found.stat.czxid.toString(), hexId(found.stat.ephemeralOwner)],

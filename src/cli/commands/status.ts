@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { ZooKeeperError } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
-import { addConnectionOptions, withClient } from '../connection.js';
+import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { contenderJson, contenderRow, table } from '../contender-format.js';
 import { parseZnodePath } from '../parse-values.js';
@@ -18,7 +18,9 @@ Examples:
   zklock status --json /locks/encoders | jq '.holders[0].owner'
 
 Holders come first, then waiters in the order they will get the lock. Works for zklock's,
-Curator's and kazoo's mutexes, read/write locks and semaphores.
+Curator's and kazoo's mutexes, read/write locks and semaphores. QUEUED is the time since a
+contender joined the queue; HOLDING how long a holder has held, from what the server records:
+"≥ 2s" when only a lower bound is known, "≤ 1m46s" when only its time in the queue bounds it.
 `;
 
 export function statusCommand(): Command {
@@ -26,7 +28,7 @@ export function statusCommand(): Command {
     .description('show who holds a lock and who waits, in order')
     .argument('<lock-path>', 'the lock\'s znode path', parseZnodePath)
     .option('--json', 'print JSON: { lockPath, holders: [...], waiters: [...] }');
-  addConnectionOptions(command);
+  addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, flags: StatusFlags) => {
     process.exitCode = await withClient(flags, async (client) => {
       let state;
@@ -47,8 +49,8 @@ export function statusCommand(): Command {
         process.stdout.write(`${lockPath}: free (no holders, no waiters)\n`);
         return;
       }
-      const rows = [...state.holders.map((c) => contenderRow('holder', c, now)), ...state.waiters.map((c, i) => contenderRow(`waiter ${i + 1}`, c, now))];
-      process.stdout.write(`${lockPath}\n${table(['ROLE', 'OWNER', 'AGE', 'FENCING TOKEN', 'KIND', 'NODE'], rows)}\n`);
+      const rows = [...state.holders.map((c) => contenderRow('holder', c, true, now)), ...state.waiters.map((c, i) => contenderRow(`waiter ${i + 1}`, c, false, now))];
+      process.stdout.write(`${lockPath}\n${table(['ROLE', 'OWNER', 'HOLDING', 'QUEUED', 'FENCING TOKEN', 'KIND', 'NODE'], rows)}\n`);
     });
   });
 }

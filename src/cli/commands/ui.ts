@@ -1,9 +1,10 @@
 import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import type { ConnectionFlags } from '../connection.js';
-import { addConnectionOptions, withClient } from '../connection.js';
+import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
 import { EXIT_CODES_HELP } from '../exit-codes.js';
 import { signalExitCode } from '../signals.js';
+import { DEFAULT_MAX_NODES, DEFAULT_TREE_ROOT } from '../tree-walk.js';
 import { parsePort, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { AdminActions } from '../ui/admin.js';
 import { LiveTree } from '../ui/live-tree.js';
@@ -42,12 +43,12 @@ function identityOf(flags: ConnectionFlags): Identity {
 export function uiCommand(): Command {
   const command = new Command('ui')
     .description('serve a live web page of every lock under a root')
-    .addOption(new Option('--root <path>', 'where the locks are').argParser(parseZnodePath).default('/locks'))
+    .addOption(new Option('--root <path>', 'where the locks are').argParser(parseZnodePath).default(DEFAULT_TREE_ROOT))
     .addOption(new Option('--port <n>', 'HTTP port (0: any free one)').argParser(parsePort).default(0))
     .option('--host <address>', 'address to serve on', '127.0.0.1')
     .option('--allow-admin', 'enable the page\'s revoke and force-release buttons')
-    .addOption(new Option('--max-nodes <n>', 'stop walking the tree after this many znodes').argParser(parsePositiveInteger).default(100_000));
-  addConnectionOptions(command);
+    .addOption(new Option('--max-nodes <n>', 'stop walking the tree after this many znodes').argParser(parsePositiveInteger).default(DEFAULT_MAX_NODES));
+  addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
   return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (flags: UiFlags) => {
     process.exitCode = await withClient(flags, async (client, signal, received) => {
       const tree = new LiveTree(client, flags.root, flags.maxNodes);

@@ -1,5 +1,5 @@
 import type { LockState } from '../../index.js';
-import { formatAge } from '../timing.js';
+import { holdingText } from '../contender-format.js';
 import type { HoldRecord } from './record.js';
 
 export interface LockView {
@@ -12,7 +12,7 @@ export interface LockView {
 export function renderLocks(views: readonly LockView[], now = Date.now()): string[] {
   return views.map(({ lock, state, records }) => {
     const holder = state?.holders[0];
-    const held = holder ? `${holder.owner.id} (${formatAge(now - holder.createdAt.getTime())})` : '-';
+    const held = holder ? `${holder.owner.id} (${holdingText(holder, now)})` : '-';
     const queue = state?.waiters.map((w) => w.owner.id).join(' ') || '-';
     const last = records.filter((r) => r.lock === lock).at(-1);
     const count = records.filter((r) => r.lock === lock).length;

@@ -21,6 +21,8 @@ export interface TreeStatus {
   truncated: boolean;
   /** Znodes under the root our credentials may not read (their ACL): left out of the page. */
   unreadable: number;
+  /** The root does not exist (yet): the page is empty for that, not because no lock is held. */
+  rootMissing: boolean;
   /** Why the last read failed, while it does. */
   error?: string;
 }
@@ -45,7 +47,7 @@ const RETRY_MS = 500;
  */
 export class LiveTree extends EventEmitter<LiveTreeEvents> {
   readonly model = new LockModel();
-  private statusNow: TreeStatus = { state: 'connected', mode: 'starting', since: Date.now(), truncated: false, unreadable: 0 };
+  private statusNow: TreeStatus = { state: 'connected', mode: 'starting', since: Date.now(), truncated: false, unreadable: 0, rootMissing: false };
   private watch: PersistentWatch | undefined;
   private readonly dirty = new Set<string>();
   /** Paths whose last read failed, and how often in a row. */
@@ -149,6 +151,8 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
   private onEvent(event: WatchEvent): void {
     // The session's states are handled by the state listener (it reads the tree again after a reconnect, watch or poll).
     if (event.type === 'expired' || event.type === 'closed' || event.type === 'disconnected' || event.type === 'reconnected') return;
+    // The root made or removed: read it all again, which also says whether it exists.
+    if (event.path === this.root && (event.type === 'created' || event.type === 'deleted')) this.rescan();
     for (const path of affectedPaths(event.path, this.root)) this.dirty.add(path);
     this.flushSoon(BATCH_MS);
   }
@@ -172,7 +176,7 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
   }
 
   private async scanAll(): Promise<void> {
-    const { locks, truncated, unreadable } = await scanTree(this.client, this.root, this.maxNodes);
+    const { locks, truncated, unreadable, rootMissing } = await scanTree(this.client, this.root, this.maxNodes);
     // A known lock that is empty now was not kept by the walk (no contender children): read it again as the lock it was.
     const gone = this.model.all().filter((l) => !locks.has(l.path) && !unreadable.has(l.path)).map((l) => l.path);
     const parts = new SemaphoreCheck(this.client, this.root);
@@ -189,7 +193,7 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
     // The tree first, then the word that it is live: a page never says so over what it read before.
     this.publish(change);
     const mode = this.watch?.active ? 'watch' : this.pollTimer ? 'poll' : 'starting';
-    this.setStatus({ mode, truncated, unreadable: this.unreadable.size, error: undefined });
+    this.setStatus({ mode, truncated, unreadable: this.unreadable.size, rootMissing, error: undefined });
   }
 
   /**

@@ -18,8 +18,11 @@ export interface ContenderView {
   host?: string;
   pid?: number;
   session: string;
-  /** The node's ctime (ms since the epoch, the server's clock). */
+  /** The node's ctime (ms since the epoch, the server's clock): when it joined the queue. */
   since: number;
+  /** Holders: a time by which the hold had begun (ContenderInfo.heldSince); `heldExact` when it began then. */
+  heldSince?: number;
+  heldExact?: true;
   token: string;
   revoking?: true;
   downgraded?: true;
@@ -66,6 +69,8 @@ function view(c: ContenderInfo): ContenderView {
     ...('pid' in owner && Number.isSafeInteger(owner.pid) ? { pid: owner.pid } : {}),
     session: hexId(c.sessionId),
     since: c.createdAt.getTime(),
+    ...(c.heldSince ? { heldSince: c.heldSince.getTime() } : {}),
+    ...(c.heldSinceExact ? { heldExact: true as const } : {}),
     token: c.fencingToken.toString(),
     ...(c.revocationRequested ? { revoking: true as const } : {}),
     ...(c.downgraded ? { downgraded: true as const } : {}),
@@ -150,7 +155,8 @@ export class LockModel {
       if (!old) {
         // A holder already there when we started watching did not acquire in our sight: its wait is unknown.
         if (before) keep(next.waits, Math.max(0, now - holder.since));
-        keep(next.history, { t: before ? now : holder.since, type: 'acquired', owner: holder.owner, token: holder.token });
+        // One there before we looked held since its heldSince at the latest; its ctime is when it queued, which would draw its wait as a hold.
+        keep(next.history, { t: before ? now : (holder.heldSince ?? now), type: 'acquired', owner: holder.owner, token: holder.token });
       }
       if (holder.revoking && !old?.revoking) keep(next.history, { t: now, type: 'revoke', owner: holder.owner, token: holder.token });
     }

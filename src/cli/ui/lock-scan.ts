@@ -1,7 +1,7 @@
 import type { LockState, ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, inspectLock, joinPath, parentOf, parseContender } from '../../index.js';
 // Not in the package's API: the simple lock's own participants() reads it; here it reads any ephemeral leaf.
-import { simpleLockState } from '../../recipes/inspect.js';
+import { KAZOO_LEASE_NAME, kazooSemaphoreLock, simpleLockState } from '../../recipes/inspect.js';
 import { SEMAPHORE_PARTS, isSemaphore } from '../semaphore-layout.js';
 
 /** The kinds of lock the page tells apart (the tracing channels' LockKind names other things). */
@@ -16,6 +16,9 @@ export interface ScannedLock {
 /** Names only read/write locks use (Curator's, zklock's and kazoo's readers; Curator's and zklock's writers). */
 const READ_WRITE_NAME = /__(?:READ|WRIT|rlock)__/;
 
+/** What kazoo appends to a semaphore's path for the lock its waiters queue in. */
+const KAZOO_LOCK_SUFFIX = kazooSemaphoreLock('');
+
 function baseName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }
@@ -26,13 +29,19 @@ function queueKind(state: LockState): ShownKind {
 
 /**
  * The path `path` is a part of if that path is a semaphore: `<x>` for `<x>/leases`, `<x>/locks`
- * and the nodes in them. Only a name, not yet a semaphore: `<x>` may be a plain folder with a
+ * and the nodes in them; for kazoo's, `<x>` for its leases `<x>/<hex>`, its lock `<x>-__lock__`
+ * and the nodes in that. Only a name, not yet a semaphore: `<x>` may be a plain folder with a
  * `locks` folder of locks in it (`/` in the README's layout). Never above `root`.
  */
 function semaphoreOwner(path: string, root: string): string | undefined {
   if (path === root) return undefined;
   if (SEMAPHORE_PARTS.has(baseName(path))) return parentOf(path);
   const parent = parentOf(path);
+  // kazoo's: a lease node under it, its kazoo Lock beside it, a waiter in that lock.
+  if (KAZOO_LEASE_NAME.test(baseName(path))) return parent;
+  const besideOf = (p: string): string | undefined => (p !== root && p.endsWith(KAZOO_LOCK_SUFFIX) ? p.slice(0, -KAZOO_LOCK_SUFFIX.length) : undefined);
+  const beside = besideOf(path) ?? besideOf(parent);
+  if (beside !== undefined) return beside;
   return parent !== root && SEMAPHORE_PARTS.has(baseName(parent)) ? parentOf(parent) : undefined;
 }
 
@@ -145,16 +154,21 @@ export async function settleBounded<T, R>(items: readonly T[], limit: number, fn
  * says so in `truncated`. A znode we may not read is skipped and named in `unreadable`: one
  * ACL'd subtree must not hide every other lock.
  */
-export async function scanTree(client: ZooKeeperClient, root: string, maxNodes: number): Promise<{ locks: Map<string, ScannedLock>; truncated: boolean; unreadable: Set<string> }> {
+export async function scanTree(
+  client: ZooKeeperClient,
+  root: string,
+  maxNodes: number,
+): Promise<{ locks: Map<string, ScannedLock>; truncated: boolean; unreadable: Set<string>; rootMissing: boolean }> {
   const locks = new Map<string, ScannedLock>();
   const unreadable = new Set<string>();
+  let rootMissing = false;
   let level = [root];
   let visited = 0;
   while (level.length > 0) {
     const next: string[] = [];
     for (let i = 0; i < level.length; i += SCAN_PARALLELISM) {
       const batch = level.slice(i, i + SCAN_PARALLELISM);
-      if ((visited += batch.length) > maxNodes) return { locks, truncated: true, unreadable };
+      if ((visited += batch.length) > maxNodes) return { locks, truncated: true, unreadable, rootMissing };
       await Promise.all(
         batch.map(async (path) => {
           let listing;
@@ -163,7 +177,10 @@ export async function scanTree(client: ZooKeeperClient, root: string, maxNodes: 
             listing = await client.getChildren(path);
             lock = await classifyListing(client, path, listing.children, listing.stat.ephemeralOwner !== 0n);
           } catch (error) {
-            if (error instanceof ZooKeeperError && error.code === 'NONODE') return; // deleted while we walked
+            if (error instanceof ZooKeeperError && error.code === 'NONODE') {
+              rootMissing ||= path === root;
+              return; // deleted while we walked, or the root not made yet
+            }
             if (!unreadableHere(error)) throw error;
             unreadable.add(path);
             return;
@@ -181,5 +198,5 @@ export async function scanTree(client: ZooKeeperClient, root: string, maxNodes: 
     }
     level = next;
   }
-  return { locks, truncated: false, unreadable };
+  return { locks, truncated: false, unreadable, rootMissing };
 }

@@ -44,8 +44,16 @@ function now() {
   return Date.now() + view.offset;
 }
 
-function age(since) {
-  return el('td', { class: 'age', 'data-since': since }, formatAge(now() - since));
+/** `prefix` says what kind of figure it is: '≥ ' a lower bound, '≤ ' an upper one (a holder whose hold nothing dates). */
+function age(since, prefix = '') {
+  return el('td', { class: 'age', 'data-since': since, 'data-prefix': prefix }, prefix + formatAge(now() - since));
+}
+
+/** A holder's time held, as the server dates it (never its wait); a waiter's time waited. */
+function heldOrWaited(c, holder) {
+  if (!holder) return age(c.since);
+  if (c.heldSince === undefined) return age(c.since, '≤ ');
+  return age(c.heldSince, c.heldExact ? '' : '≥ ');
 }
 
 function contenderRow(lock, c, role) {
@@ -54,11 +62,12 @@ function contenderRow(lock, c, role) {
     'tr',
     { class: holder ? 'holder' : 'waiter', 'data-node': c.path },
     el('td', { class: 'role' }, role),
-    el('td', { class: 'owner' }, c.owner, c.revoking ? ' (revocation requested)' : '', c.downgraded ? ' (downgraded)' : ''),
+    el('td', { class: 'owner' }, c.owner, c.revoking && c.owner !== '(revocation requested)' ? ' (revocation requested)' : '', c.downgraded ? ' (downgraded)' : ''),
+    el('td', { class: 'kind' }, c.kind),
     el('td', {}, c.host ?? '—'),
     el('td', { class: 'mono' }, c.pid === undefined ? '—' : String(c.pid)),
     el('td', { class: 'mono' }, c.session),
-    age(c.since),
+    heldOrWaited(c, holder),
     el('td', { class: 'mono' }, c.token),
   );
   if (view.admin) {
@@ -147,7 +156,7 @@ function lockSection(lock) {
     ? el('span', { class: 'state-held' }, `held by ${holder.owner}${lock.holders.length > 1 ? ` and ${lock.holders.length - 1} more` : ''}`)
     : el('span', { class: 'state-free' }, 'free');
   const heading = el('h2', { id }, el('span', { class: 'path' }, lock.path), el('span', { class: 'badge' }, lock.kind), state, el('span', { class: 'badge' }, `${waiting} waiting`));
-  const columns = ['Role', 'Owner', 'Host', 'PID', 'Session', 'Held / waited', 'Fencing token'];
+  const columns = ['Role', 'Owner', 'Kind', 'Host', 'PID', 'Session', 'Held / waited', 'Fencing token'];
   if (view.admin) columns.push('Actions');
   const body = el('tbody', {});
   lock.holders.forEach((c) => body.append(contenderRow(lock, c, 'holder')));
@@ -232,7 +241,8 @@ function showStatus(status) {
   }[status.state];
   line.dataset.mode = status.mode ?? '';
   const unreadable = status.unreadable > 0 ? ` · ${status.unreadable} unreadable (their ACL refuses our credentials)` : '';
-  line.textContent = `${text}${status.truncated ? ' · tree cut at --max-nodes' : ''}${unreadable}${status.error ? ` · last error: ${status.error}` : ''}`;
+  const missing = status.rootMissing ? ` · ${view.root ?? 'the root'} does not exist: no locks to show until it is made` : '';
+  line.textContent = `${text}${missing}${status.truncated ? ' · tree cut at --max-nodes' : ''}${unreadable}${status.error ? ` · last error: ${status.error}` : ''}`;
 }
 
 function toast(message) {
@@ -279,6 +289,7 @@ function connect() {
     const hello = JSON.parse(event.data);
     view.offset = hello.now - Date.now();
     view.admin = hello.admin;
+    view.root = hello.root;
     document.getElementById('root').textContent = hello.root;
     const id = hello.identity;
     document.getElementById('identity').textContent = `ZooKeeper ${id.connect}${id.tls ? ' over TLS' : ''} as ${id.auth.length > 0 ? id.auth.join(', ') : 'anyone (no auth)'}${hello.admin ? ' · admin actions ON' : ''}`;
@@ -339,7 +350,7 @@ new MutationObserver((records) => {
 
 function refresh(section, figures) {
   const t = now();
-  for (const cell of section.querySelectorAll('td.age')) cell.textContent = formatAge(t - Number(cell.dataset.since));
+  for (const cell of section.querySelectorAll('td.age')) cell.textContent = (cell.dataset.prefix ?? '') + formatAge(t - Number(cell.dataset.since));
   const lock = view.locks.get(section.dataset.path);
   if (figures && lock) section.querySelector('.figures')?.replaceWith(el('div', { class: 'figures' }, timeline(lock), waitFigure(lock)));
 }
