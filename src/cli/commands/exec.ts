@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
 import type { Layout, Lease, ZooKeeperClient } from '../../index.js';
 import { LockError, LockLostError } from '../../index.js';
+import { anySignal } from '../../recipes/any-signal.js';
 import { heldData } from '../../recipes/owner-data.js';
 import { CliError, messageOf } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
@@ -176,7 +177,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     let lease: Lease;
     progress.start();
     try {
-      const signal = AbortSignal.any([interrupt.signal, outage.signal]);
+      const signal = anySignal([interrupt.signal, outage.signal]);
       const acquired = flags.try ? await lock.tryAcquire({ signal, ...hold }) : await lock.acquire({ timeout: flags.timeout, signal, ...hold });
       if (!acquired) throw new CliError(`${lockPath} is held by someone else; not running the command (--try)`, EXIT.LOCK_TAKEN);
       lease = acquired;
