@@ -20,7 +20,7 @@ import { Mutex, releaseQuietly } from './mutex.js';
 import { ownerData } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
-import { safetyMargin } from './lease-monitor.js';
+import { checkSafetyMargin, safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import { internalLock, lockTraced, traceAcquire } from './diagnostics.js';
 
@@ -52,6 +52,7 @@ export class Semaphore {
     if (!Number.isInteger(maxLeases) || maxLeases < 1) {
       throw new LockError('INVALID_ARGUMENT', `a semaphore needs a whole number of leases >= 1, got ${String(maxLeases)}`, { path, op: 'semaphore' });
     }
+    checkSafetyMargin(options, path, 'semaphore');
     // Its events would be the semaphore's own told twice: traced is the semaphore's acquire alone.
     const queueOptions: LockOptions = internalLock({ ownerId: options.ownerId });
     this.queue = new Mutex(client, joinPath(path, 'locks'), queueOptions);
@@ -74,6 +75,7 @@ export class Semaphore {
 
   private async acquireNow(options: AcquireOptions & { leases?: number }): Promise<Lease | MultiLease> {
     const count = this.leaseCount(options.leases, 'acquire');
+    checkSafetyMargin(this.options, this.path, 'acquire', this.client);
     const deadline = new Deadline(options, this.path, 'acquire');
     try {
       for (;;) {
@@ -105,6 +107,7 @@ export class Semaphore {
 
   private async tryAcquireNow(options: TryAcquireOptions & { leases?: number }): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
+    checkSafetyMargin(this.options, this.path, 'tryAcquire', this.client);
     const hold = tryOnly(options, this.path);
     const deadline = new Deadline(hold, this.path, 'tryAcquire');
     try {
