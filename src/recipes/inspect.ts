@@ -5,6 +5,7 @@ import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
 import { isDowngraded, parseOwner } from './owner-data.js';
 import { REVOKED_OWNER, isRevocationRequest } from './revocation.js';
+import { readEach } from './read-each.js';
 
 export interface ContenderInfo {
   name: string;
@@ -72,12 +73,15 @@ async function describeQueue(
   }
   const queue = leases ? leaseOrder(names) : sortContenders(names);
   if (queue.length === 0) return { all: [], holding: new Set() };
-  const reads = await client.multiRead(queue.map((c) => ({ type: 'getData' as const, path: joinPath(parent, c.name) })));
+  const reads = await readEach(
+    client,
+    queue.map((c) => joinPath(parent, c.name)),
+  );
   const all: ContenderInfo[] = [];
   const holding = new Set<string>();
   queue.forEach((contender, i) => {
     const read = reads[i];
-    if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
+    if (!read || read instanceof ZooKeeperError) return;
     all.push(describe(joinPath(parent, contender.name), contender, read));
   });
   // Nodes that went between the listing and the reads block nobody. A downgraded writer is a
