@@ -43,10 +43,11 @@ export const LIST_INSTEAD_OF_READ = 16;
 /**
  * The plain check: which of `candidates` (contenders that were ahead of us) still block us,
  * nearest first. Nodes ahead of us only ever go, so a node gone (NONODE) is out for good, and so
- * is, for a reader, a writer that downgraded (the marker in its data). One round trip reads their
- * data (readEach: a multiRead, or pipelined reads on ZooKeeper 3.5); past LIST_INSTEAD_OF_READ of them, one listing first, which is all a writer needs (anyone
- * still ahead blocks it) and all a reader gets while many writers are left (watching the nearest
- * one then finds the marker, see watchOnce).
+ * is, for a reader, a writer that downgraded (the marker in its data). One round trip reads
+ * their data (readEach: a multiRead, or pipelined reads on ZooKeeper 3.5); past
+ * LIST_INSTEAD_OF_READ of them, one listing first, which is all a writer needs (anyone still
+ * ahead blocks it) and all a reader gets while many writers are left (watching the nearest one
+ * then finds the marker, see watchOnce).
  */
 export async function presentBlockers(o: QueueWait, candidates: Contender[]): Promise<Contender[]> {
   let left = candidates;
