@@ -368,9 +368,9 @@ function overOf(before: ParentRead | undefined): number | null | undefined {
  * as a check could need a listing: each step would list the whole queue, and long
  * queues are handed down in O(1) per handoff by release records instead (release-record.ts). A
  * waiter that follows reads no lock path and so leaves no record: the first waiter beyond the
- * lookahead's reach, whose nearest then left none, checks with one multiRead (one node fewer
- * than would need a listing), reads the lock path in doing so and records its own release for
- * those behind it.
+ * lookahead's reach, whose nearest then left none, checks with one multiRead (readEach; one
+ * node fewer than would need a listing), reads the lock path in doing so and records its own
+ * release for those behind it.
  */
 function followsRest(kind: ContenderKind, ahead: readonly Contender[]): boolean {
   return kind === 'exclusive' && ahead.length > 1 && ahead.length - 1 < LIST_INSTEAD_OF_READ;

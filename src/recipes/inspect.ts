@@ -5,6 +5,7 @@ import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
 import { isDowngraded, isMarkedHeld } from './owner-data.js';
 import { isRevocationRequest, ownerOf } from './revocation.js';
+import { readEach } from './read-each.js';
 
 export interface ContenderInfo {
   name: string;
@@ -109,13 +110,16 @@ async function describeQueue(
   }
   const queue = leases ? leaseOrder(names) : sortContenders(names);
   if (queue.length === 0) return { all: [], holding: new Set(), marked: new Map() };
-  const reads = await client.multiRead(queue.map((c) => ({ type: 'getData' as const, path: joinPath(parent, c.name) })));
+  const reads = await readEach(
+    client,
+    queue.map((c) => joinPath(parent, c.name)),
+  );
   const all: ContenderInfo[] = [];
   const holding = new Set<string>();
   const marked = new Map<string, Date>();
   queue.forEach((contender, i) => {
     const read = reads[i];
-    if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
+    if (!read || read instanceof ZooKeeperError) return;
     all.push(describe(joinPath(parent, contender.name), contender, read));
     // The holder's own mark of having acquired dates its hold by the node's mtime (see OwnerInfo.held).
     if (isMarkedHeld(read.data)) marked.set(contender.name, new Date(read.stat.mtime));

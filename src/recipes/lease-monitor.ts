@@ -3,7 +3,7 @@ import type { SessionEvent, Stat, WatchEvent, ZooKeeperClient } from '../client/
 import { ZooKeeperError } from '../client/index.js';
 import type { HoldLimit } from './hold-limit.js';
 import type { LockLostReason } from './lock-error.js';
-import { LockLostError } from './lock-error.js';
+import { LockError, LockLostError } from './lock-error.js';
 import { onLivenessLost } from './session-liveness.js';
 import { timerAt } from './timer-at.js';
 import { OVERLOAD_PAUSE_MS, isOverloaded, isTransient } from './transient.js';
@@ -14,9 +14,30 @@ export interface LeaseMonitorOptions {
   /**
    * How long before the session could have expired on the leader to give the lock up (ms): room
    * for clock drift and for timers that fire late on a busy process. Default: a tenth of the
-   * session timeout, at least 100 ms.
+   * session timeout, at least 100 ms. A finite number of ms, 0 or more (INVALID_ARGUMENT when
+   * the lock is made otherwise) and below the session timeout (INVALID_ARGUMENT at acquire,
+   * before any request: the timeout is negotiated with each session).
    */
   safetyMargin?: number;
+}
+
+/**
+ * INVALID_ARGUMENT naming `safetyMargin` and `path`: NaN would turn the early abort off (no
+ * proof ever runs out "before NaN"), a negative margin would abort only after the leader may
+ * have expired the session, and one of the whole session timeout or more would hand out leases
+ * already lost. Without a negotiated timeout (no session yet, or `client` not given) only the
+ * first two are judged.
+ */
+export function checkSafetyMargin(options: LeaseMonitorOptions, path: string, op: string, client?: ZooKeeperClient): void {
+  const margin = options.safetyMargin;
+  if (margin === undefined) return;
+  if (typeof margin !== 'number' || !Number.isFinite(margin) || margin < 0) {
+    throw new LockError('INVALID_ARGUMENT', `safetyMargin must be a finite number of ms >= 0, got ${String(margin)}`, { path, op });
+  }
+  const timeout = client?.sessionTimeout ?? 0;
+  if (timeout > 0 && margin >= timeout) {
+    throw new LockError('INVALID_ARGUMENT', `safetyMargin (${margin} ms) must be below the session timeout (${timeout} ms)`, { path, op });
+  }
 }
 
 /** The lease's safety margin (ms): the option, or a tenth of the session timeout, at least 100 ms. */

@@ -9,6 +9,8 @@ import type { LockState } from './inspect.js';
 import type { Lease } from './lease.js';
 import type { QueueLock } from './mutex.js';
 import { releaseQuietly } from './mutex.js';
+import { giveUp } from './abandon.js';
+import { runSection } from './reentrancy.js';
 import { lockTraced, traceAcquire } from './diagnostics.js';
 import { anySignal } from './any-signal.js';
 
@@ -104,11 +106,11 @@ export class MultiLock {
         for (const lock of this.locks) taken.push(await lock.acquire({ signal: deadline.signal }));
         // The hold's clock starts as the whole set is handed out, not at its first lock.
         if (await this.confirmHeld(taken, deadline.signal)) return await handOut(new MultiLease(taken), options, deadline);
-        await releaseAll(taken);
+        await this.giveUpTaken(taken, deadline);
         taken = [];
       }
     } catch (error) {
-      await releaseAll(taken);
+      await this.giveUpTaken(taken, deadline);
       // The deadline's own error (LOCK_TIMEOUT or ABORTED) rather than the inner lock's echo of it.
       throw deadline.failure(error);
     } finally {
@@ -133,20 +135,30 @@ export class MultiLock {
       for (const lock of this.locks) {
         const lease = await lock.tryAcquire({ signal });
         if (!lease) {
-          await releaseAll(taken);
+          await this.giveUpTaken(taken, deadline);
           return null;
         }
         taken.push(lease);
       }
       if (await this.confirmHeld(taken, signal)) return await handOut(new MultiLease(taken), attempt, deadline);
-      await releaseAll(taken);
+      await this.giveUpTaken(taken, deadline);
       return null;
     } catch (error) {
-      await releaseAll(taken);
+      await this.giveUpTaken(taken, deadline);
       throw deadline.failure(error);
     } finally {
       deadline.dispose();
     }
+  }
+
+  /**
+   * Releases the leases an acquire took and no longer wants, as a queue lock gives up its node
+   * (see giveUp): waited for until the deadline and, once it has passed, only briefly for each
+   * lease's client; the rest goes on in the background. A silent
+   * connection would otherwise hold the rejection until the client reconnects.
+   */
+  private async giveUpTaken(taken: readonly Lease[], deadline: Deadline): Promise<void> {
+    await releaseAll(taken, (lease) => giveUp(lease[clientsOf][0]!, releaseQuietly(lease), deadline));
   }
 
   /**
@@ -167,10 +179,20 @@ export class MultiLock {
     return Promise.all(this.locks.map((lock) => lock.participants()));
   }
 
+  /**
+   * Runs `fn` holding every lock, then releases them. Inside `fn` (its async call chain) each lock
+   * is in its section, as in its own runExclusive: a Mutex of the set re-enters
+   * (`mutex.runExclusive`), and any other acquire of one of them fails at once with
+   * WOULD_DEADLOCK (or UPGRADE_NOT_SUPPORTED) instead of queueing behind our own node.
+   */
   async runExclusive<T>(fn: (lease: MultiLease) => Promise<T> | T, options: AcquireOptions = {}): Promise<T> {
     const lease = await this.acquire(options);
     try {
-      return await fn(lease);
+      const inSections = this.locks.reduceRight<() => Promise<T>>(
+        (inner, lock, i) => () => runSection(lock, lease.leases[i]!, inner),
+        async () => fn(lease),
+      );
+      return await inSections();
     } finally {
       await lease[Symbol.asyncDispose]();
     }
@@ -182,8 +204,8 @@ export class MultiLock {
  * (one failure must not leave the rest held). Then throws what failed: the release's own error
  * when one did, an AggregateError of them all when several did.
  */
-export async function releaseAll(leases: readonly Lease[]): Promise<void> {
-  const results = await Promise.allSettled([...leases].reverse().map((lease) => releaseQuietly(lease)));
+export async function releaseAll(leases: readonly Lease[], release: (lease: Lease) => Promise<void> = releaseQuietly): Promise<void> {
+  const results = await Promise.allSettled([...leases].reverse().map(release));
   const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
   if (failures.length === 1) throw failures[0];
   if (failures.length > 1) throw new AggregateError(failures, `${failures.length} of ${leases.length} releases failed`);

@@ -19,7 +19,7 @@ import { provenSole } from './sequence-proof.js';
 import { releaseRecord } from './release-record.js';
 import { checkLockDelay } from './lock-delay.js';
 import { isTransient } from './transient.js';
-import { safetyMargin } from './lease-monitor.js';
+import { checkSafetyMargin, safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import type { RevocationOptions } from './revocation.js';
 import { checkRevocationOptions } from './revocation.js';
@@ -71,6 +71,7 @@ export class QueueLock {
   ) {
     validatePath(lockPath, 'lock');
     checkRevocationOptions(options, lockPath);
+    checkSafetyMargin(options, lockPath, 'lock');
     this.lockDelay = kind === 'exclusive' && role === 'lock' ? checkLockDelay(options.lockDelay, lockPath) : 0;
     this.ownerData = ownerData(options.ownerId, { revocable: options.revocable });
   }
@@ -102,6 +103,7 @@ export class QueueLock {
   }
 
   private async join(attempt: AcquireOptions, wait: boolean, trace?: AcquireMessage): Promise<Lease> {
+    checkSafetyMargin(this.options, this.lockPath, wait ? 'acquire' : 'tryAcquire', this.client);
     const deadline = new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire');
     const previous = this.released;
     try {

@@ -1,9 +1,11 @@
-import type { MultiReadResult, WatchEvent, ZooKeeperClient } from '../client/index.js';
+import type { WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender, ContenderKind } from './contender-name.js';
 import type { Deadline } from './deadline.js';
 import type { LockError } from './lock-error.js';
 import { isDowngraded } from './owner-data.js';
+import type { EachRead } from './read-each.js';
+import { readEach } from './read-each.js';
 import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
 
@@ -41,10 +43,11 @@ export const LIST_INSTEAD_OF_READ = 16;
 /**
  * The plain check: which of `candidates` (contenders that were ahead of us) still block us,
  * nearest first. Nodes ahead of us only ever go, so a node gone (NONODE) is out for good, and so
- * is, for a reader, a writer that downgraded (the marker in its data). One multiRead of their
- * data; past LIST_INSTEAD_OF_READ of them, one listing first, which is all a writer needs (anyone
- * still ahead blocks it) and all a reader gets while many writers are left (watching the nearest
- * one then finds the marker, see watchOnce).
+ * is, for a reader, a writer that downgraded (the marker in its data). One round trip reads
+ * their data (readEach: a multiRead, or pipelined reads on ZooKeeper 3.5); past
+ * LIST_INSTEAD_OF_READ of them, one listing first, which is all a writer needs (anyone still
+ * ahead blocks it) and all a reader gets while many writers are left (watching the nearest one
+ * then finds the marker, see watchOnce).
  */
 export async function presentBlockers(o: QueueWait, candidates: Contender[]): Promise<Contender[]> {
   let left = candidates;
@@ -54,17 +57,18 @@ export async function presentBlockers(o: QueueWait, candidates: Contender[]): Pr
     if (o.kind === 'exclusive' || left.length > LIST_INSTEAD_OF_READ) return left;
   }
   if (left.length === 0) return left;
-  const reads = await o.client.multiRead(
-    left.map((c) => ({ type: 'getData' as const, path: joinPath(o.lockPath, c.name) })),
+  const reads = await readEach(
+    o.client,
+    left.map((c) => joinPath(o.lockPath, c.name)),
     { signal: o.deadline.requestSignal },
   );
   return left.filter((_, i) => stillBlocks(o, reads[i]));
 }
 
-function stillBlocks(o: QueueWait, read: MultiReadResult | undefined): boolean {
+function stillBlocks(o: QueueWait, read: EachRead | undefined): boolean {
   if (read instanceof ZooKeeperError) return read.code !== 'NONODE';
   // A downgraded writer holds a read lock: it no longer blocks readers.
-  return !(o.kind === 'shared' && read?.op === 'getData' && isDowngraded(read.data));
+  return !(o.kind === 'shared' && read !== undefined && isDowngraded(read.data));
 }
 
 /**

@@ -10,6 +10,8 @@ import { tracked } from './holds.js';
 import { refuseInside, sectionOf } from './reentrancy.js';
 import { isRevocationRequest, ownerReplaced } from './revocation.js';
 import { isTransient } from './transient.js';
+import { awaitBriefly } from './abandon.js';
+import { deleteGuaranteed } from './guaranteed-delete.js';
 
 /**
  * A shared read / exclusive write lock in Curator's layout (`_c_<uuid>-__READ__<seq>`,
@@ -38,42 +40,71 @@ export class ReadWriteLock {
    * as the write node went. Curator and kazoo readers do not know the marker: they keep waiting
    * for the node itself, which is safe.
    *
-   * NOT_HELD when the write lease is no longer held; DOWNGRADE_CONFLICT when others kept writing
-   * into our node (the write lease is then still held, unmarked). When the marker's write was
-   * sent but its outcome is unknown (connection lost) and a read of the node cannot tell, the
-   * read lease is handed out all the same: the node is marked (readers share) or still a writer
-   * (readers wait), and either way at least as exclusive as a read lease claims.
+   * A reader may get in as soon as the marker commits, before its reply is back: the write lease
+   * gives up its claim (not held, its signal aborted with RELEASED, guard() refused) before the
+   * marker is sent, once downgrade has read the node. From then on the node is unmarked, or ours
+   * as a reader's; nothing claims more than that.
+   *
+   * NOT_HELD when the write lease is no longer held, or its node, session or hold ended during
+   * the downgrade; DOWNGRADE_CONFLICT when others kept writing into our node (each attempt's versioned write
+   * refused): the downgrade gives up and the write lock is released (its node deleted), as it is
+   * on every failure once the write lease was ended. When the marker's write was sent but its
+   * outcome is unknown (connection lost) and a read of the node cannot tell, the read lease is
+   * handed out all the same: the node is marked (readers share) or still a writer (readers
+   * wait), and either way at least as exclusive as a read lease claims.
    */
   async downgrade(writeLease: Lease): Promise<Lease> {
     const where = { path: writeLease.node, op: 'downgrade' };
     if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held', where);
-    let requested = false;
-    let stat: Stat | undefined;
-    for (let attempt = 1; !stat; attempt++) {
-      if (attempt > DOWNGRADE_ATTEMPTS) throw new LockError('DOWNGRADE_CONFLICT', `others wrote into our write node during each of ${DOWNGRADE_ATTEMPTS} attempts; the write lease is still held`, where);
-      const read = await this.readOwnNode(writeLease);
-      // A revocation request (Curator's Revoker, requestRevocation) passes to the read lease; where
-      // Curator's bytes replaced our owner data, the marker goes on ours.
-      requested ||= isRevocationRequest(read.data);
-      const owned = ownerReplaced(read.data) ? ownerData(this.options.ownerId, { revocable: this.options.revocable }) : read.data;
-      const marked = downgradedData(owned);
-      try {
-        // Versioned: a request written after our read must not be lost under the marker.
-        stat = await this.client.setData(writeLease.node, marked, { version: read.stat.version });
-      } catch (error) {
-        // Someone wrote the node between our read and our write: read it again.
-        if (error instanceof ZooKeeperError && error.code === 'BADVERSION') continue;
-        if (!isTransient(error)) throw error;
-        stat = await this.afterLostWrite(writeLease, read.stat.version);
-      }
-    }
-    // The round trips took time: the hold may have expired meanwhile (and its forced release begun).
-    if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held (its hold may have expired during the downgrade); the node stays marked until it is released', where);
+    // Read while the write lease still holds: a failure here leaves it as it was.
+    let read = await this.readOwnNode(writeLease);
+    // That round trip took time: the hold may have expired meanwhile (the write lease is then left to its forced release, if any).
+    if (!writeLease.held) throw new LockError('NOT_HELD', 'the write lease is no longer held (its hold may have expired during the downgrade)', where);
     const pending = writeLease.handOver();
-    const readLease = tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, stat, { ...this.options, revocationPending: { ...pending, requested: pending.requested || requested } }, hooks));
+    let readLease: Lease;
+    try {
+      let requested = pending.requested;
+      let stat: Stat | undefined;
+      for (let attempt = 1; ; attempt++) {
+        // A revocation request (Curator's Revoker, requestRevocation) passes to the read lease.
+        requested ||= isRevocationRequest(read.data);
+        stat = await this.writeMarker(writeLease, read);
+        if (stat) break;
+        if (attempt === DOWNGRADE_ATTEMPTS) throw new LockError('DOWNGRADE_CONFLICT', `others wrote into our write node during each of ${DOWNGRADE_ATTEMPTS} attempts; the write lock was released`, where);
+        read = await this.readOwnNode(writeLease);
+      }
+      // The round trips took time: the session or the hold may have ended meanwhile. No lease already lost is handed out.
+      if (this.client.sessionId !== writeLease.sessionId || (writeLease.holdLimit?.expiresAt ?? Infinity) <= performance.now()) {
+        throw new LockError('NOT_HELD', 'the session or the hold ended during the downgrade; the write lock was released', where);
+      }
+      const marked = stat;
+      readLease = tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, marked, { ...this.options, revocationPending: { ...pending, requested } }, hooks));
+    } catch (error) {
+      // No lease owns our node any more: it goes, waited for briefly (the rest in the background).
+      await awaitBriefly(this.client, deleteGuaranteed(this.client, writeLease.node, writeLease.sessionId)).catch(() => undefined);
+      throw error;
+    }
     // The same hold goes on: its bound does not restart (the write lease's timers ended with handOver).
     if (writeLease.holdLimit) readLease[limitHold](writeLease.holdLimit);
     return readLease;
+  }
+
+  /**
+   * Writes the marker over `read` (versioned: a request written after our read must not be lost
+   * under it). The node's stat once marked; undefined when someone wrote the node since our read,
+   * or the write was lost before it ran (read it again).
+   */
+  private async writeMarker(writeLease: Lease, read: DataResult): Promise<Stat | undefined> {
+    // Where Curator's request bytes replaced our owner data, the marker goes on ours.
+    const owned = ownerReplaced(read.data) ? ownerData(this.options.ownerId, { revocable: this.options.revocable }) : read.data;
+    const marked = downgradedData(owned);
+    try {
+      return await this.client.setData(writeLease.node, marked, { version: read.stat.version });
+    } catch (error) {
+      if (error instanceof ZooKeeperError && error.code === 'BADVERSION') return undefined;
+      if (!isTransient(error)) throw error;
+      return this.afterLostWrite(writeLease, read.stat.version);
+    }
   }
 
   private async readOwnNode(writeLease: Lease): Promise<DataResult> {

@@ -21,7 +21,7 @@ import { Mutex, releaseQuietly } from './mutex.js';
 import { ownerData } from './owner-data.js';
 import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
-import { safetyMargin } from './lease-monitor.js';
+import { checkSafetyMargin, safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import { internalLock, lockTraced, traceAcquire } from './diagnostics.js';
 
@@ -63,6 +63,7 @@ export class Semaphore {
     if (!Number.isInteger(maxLeases) || maxLeases < 1) {
       throw new LockError('INVALID_ARGUMENT', `a semaphore needs a whole number of leases >= 1, got ${String(maxLeases)}`, { path, op: 'semaphore' });
     }
+    checkSafetyMargin(options, path, 'semaphore');
     // Its events would be the semaphore's own told twice: traced is the semaphore's acquire alone.
     this.layout = options.layout ?? 'curator';
     if (this.layout !== 'curator' && this.layout !== 'kazoo') {
@@ -90,6 +91,7 @@ export class Semaphore {
 
   private async acquireNow(options: AcquireOptions & { leases?: number }): Promise<Lease | MultiLease> {
     const count = this.leaseCount(options.leases, 'acquire');
+    checkSafetyMargin(this.options, this.path, 'acquire', this.client);
     const deadline = new Deadline(options, this.path, 'acquire');
     try {
       for (;;) {
@@ -121,6 +123,7 @@ export class Semaphore {
 
   private async tryAcquireNow(options: TryAcquireOptions & { leases?: number }): Promise<Lease | MultiLease | null> {
     const count = this.leaseCount(options.leases, 'tryAcquire');
+    checkSafetyMargin(this.options, this.path, 'tryAcquire', this.client);
     const hold = tryOnly(options, this.path);
     const deadline = new Deadline(hold, this.path, 'tryAcquire');
     try {

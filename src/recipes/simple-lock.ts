@@ -13,7 +13,7 @@ import { simpleLockState } from './inspect.js';
 import { attemptOf, ownerData } from './owner-data.js';
 import { awaitSession, sessionForCreate } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
-import { safetyMargin } from './lease-monitor.js';
+import { checkSafetyMargin, safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import { lockTraced, traceAcquire } from './diagnostics.js';
 
@@ -50,6 +50,7 @@ export class SimpleLock {
   ) {
     validatePath(path, 'lock');
     if (path === '/') throw new ZooKeeperError('INVALID_PATH', 'the root cannot be a lock node', { path, op: 'lock' });
+    checkSafetyMargin(options, path, 'lock');
   }
 
   /** The lock if free now, else null. Never waits for the lock; leaves no node when it returns null. */
@@ -59,6 +60,7 @@ export class SimpleLock {
 
   private async tryAcquireNow(options: TryAcquireOptions): Promise<Lease | null> {
     const hold = tryOnly(options, this.path);
+    checkSafetyMargin(this.options, this.path, 'tryAcquire', this.client);
     const attempt = this.begin(new Deadline(hold, this.path, 'tryAcquire'));
     try {
       const lease = await this.attempt(attempt);
@@ -75,6 +77,7 @@ export class SimpleLock {
   }
 
   private async acquireNow(options: AcquireOptions): Promise<Lease> {
+    checkSafetyMargin(this.options, this.path, 'acquire', this.client);
     const attempt = this.begin(new Deadline(options, this.path, 'acquire'));
     try {
       for (;;) {

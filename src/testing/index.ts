@@ -50,6 +50,7 @@ export type { FaultProxyOptions, ProxyStats, WaitForBytesOptions } from './fault
 export { ProxyConnection } from './proxy-connection.js';
 export type { ProxyChunkEvent } from './proxy-connection.js';
 export type { Direction, DirectionSelector } from './proxy-flow.js';
+export { OPCODES_SINCE_ZOOKEEPER_36, asZooKeeper35 } from './request-filter.js';
 export type { ProxyRequest, RequestDecider, RequestVerdict } from './request-filter.js';
 
 export { fourLetterWord, parseServerStatus } from './four-letter-word.js';

@@ -2,13 +2,14 @@ import type { ProxyConnection } from './proxy-connection.js';
 
 /**
  * A client request seen by a {@link FaultProxy} with `onRequest`. The connect request is not one,
- * nor is any with a negative xid (the client's own: ping -2, auth -4, setWatches -8): those are
- * always forwarded, the decider is not asked. They share their xid, and the server answers auth
- * out of order, so a reply could not be told to be the refused one's.
+ * nor is a ping (-2) or an auth (-4): those are always forwarded, the decider is not asked (the
+ * server answers auth out of order, so a reply could not be told to be the refused one's).
+ * The watch re-registrations (setWatches 101, setWatches2 105) are, although they all share xid
+ * -8: the server answers them in order with the rest, so the n-th reply of xid -8 is the n-th's.
  */
 export interface ProxyRequest {
   readonly connection: ProxyConnection;
-  /** The request's xid: 0 or more (see above). */
+  /** The request's xid: 0 or more, or -8 for a watch re-registration (see above). */
   readonly xid: number;
   /** ZooKeeper's opcode: create 1, getData 4, multi 14, addWatch 106, ... */
   readonly opcode: number;
@@ -39,7 +40,10 @@ export type RequestVerdict =
   | 'lose-reply'
   | { readonly delay: number }
   | { readonly delayReply: number }
-  | { readonly error: number; readonly close?: boolean };
+  | Refusal;
+
+/** A request refused with an error (see RequestVerdict). */
+type Refusal = { readonly error: number; readonly close?: boolean };
 
 /** Decides each request's fate; called synchronously as the request passes. */
 export type RequestDecider = (request: ProxyRequest) => RequestVerdict;
@@ -48,6 +52,27 @@ export type RequestDecider = (request: ProxyRequest) => RequestVerdict;
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 const EXISTS = 3;
 const EMPTY: Buffer = Buffer.alloc(0);
+/** The xid of every watch re-registration frame (setWatches, setWatches2). */
+const SET_WATCHES_XID = -8;
+/** ZooKeeper's UNIMPLEMENTED error code. */
+const UNIMPLEMENTED = -6;
+
+/**
+ * The operations ZooKeeper 3.5 does not know, all added in 3.6 or later (checked against
+ * Request.isValid of release-3.5.10 and ZooDefs.OpCode of release-3.6.0 and 3.7.0): multiRead 22,
+ * getEphemerals 103, getAllChildrenNumber 104, setWatches2 105, addWatch 106 (3.6), whoAmI 107 (3.7).
+ */
+export const OPCODES_SINCE_ZOOKEEPER_36: ReadonlySet<number> = new Set([22, 103, 104, 105, 106, 107]);
+
+/**
+ * A decider that makes the server behind the proxy play ZooKeeper 3.5: an operation 3.5 does not
+ * know ({@link OPCODES_SINCE_ZOOKEEPER_36}) is answered UNIMPLEMENTED and the connection closed,
+ * as 3.5's UnimplementedRequestProcessor does (the session lives on); every other request is
+ * put to `then` (default: forwarded).
+ */
+export function asZooKeeper35(then: RequestDecider = () => 'forward'): RequestDecider {
+  return (request) => (OPCODES_SINCE_ZOOKEEPER_36.has(request.opcode) ? { error: UNIMPLEMENTED, close: true } : then(request));
+}
 
 /**
  * Splits one direction's bytes into ZooKeeper frames (a 4-byte length, then the payload), holding
@@ -90,7 +115,9 @@ class Frames {
 export class RequestFilter {
   /** Downstream bytes (as rewritten) after which the connection is to close; set once a reply asked for it. */
   closeAfter: number | undefined;
-  readonly #refused = new Map<number, { readonly error: number; readonly close?: boolean }>();
+  readonly #refused = new Map<number, Refusal>();
+  /** Each watch re-registration on its way, in order: its refusal, or undefined when forwarded (they share one xid). */
+  readonly #reregistrations: (Refusal | undefined)[] = [];
   /** Requests forwarded whose replies are to be lost (see RequestVerdict). */
   readonly #repliesLost = new Set<number>();
   /** Requests forwarded whose replies are to be held back, and for how long. */
@@ -123,9 +150,10 @@ export class RequestFilter {
     // The connect request has no header; a frame shorter than one is passed on for the server to judge.
     if (first || frame.length < 12) return frame;
     const xid = frame.readInt32BE(4);
-    // The client's own requests (see ProxyRequest).
-    if (xid < 0) return frame;
+    // The client's own requests but its watch re-registrations (see ProxyRequest).
+    if (xid < 0 && xid !== SET_WATCHES_XID) return frame;
     const verdict = this.decide({ connection: this.connection, xid, opcode: frame.readInt32BE(8) });
+    if (xid === SET_WATCHES_XID) this.#reregistrations.push(typeof verdict === 'object' && 'error' in verdict ? verdict : undefined);
     if (verdict === 'forward') return frame;
     if (verdict === 'reset' || verdict === 'drop') {
       // Either way nothing more of this connection's requests reaches the server, nor the decider.
@@ -146,7 +174,7 @@ export class RequestFilter {
       this.#repliesDelayed.set(xid, verdict.delayReply);
       return frame;
     }
-    this.#refused.set(xid, verdict);
+    if (xid !== SET_WATCHES_XID) this.#refused.set(xid, verdict);
     // xid, opcode, path "/" (length 1), watch false.
     const standIn = Buffer.alloc(18);
     standIn.writeInt32BE(14, 0);
@@ -175,7 +203,7 @@ export class RequestFilter {
       this.#repliesDelayed.delete(xid);
       this.connection.holdDownstream(delay);
     }
-    const refused = this.#refused.get(xid);
+    const refused = xid === SET_WATCHES_XID ? this.#reregistrations.shift() : this.#refused.get(xid);
     if (refused === undefined) return frame;
     this.#refused.delete(xid);
     const reply = Buffer.alloc(20);

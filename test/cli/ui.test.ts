@@ -9,7 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import type { Lease } from '../../src/index.js';
 import { Mutex, Perms, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperClient } from '../../src/index.js';
-import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
+import { FaultProxy, ZooKeeperServer, asZooKeeper35 } from '../../src/testing/index.js';
 import type { RequestDecider } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, harnessBound, sessionBound } from '../support/bounds.js';
 import { sessionsWatching } from '../support/server-watches.js';
@@ -532,8 +532,8 @@ describe('zklock ui in a real browser', () => {
   it('polls a server without persistent watches (a 3.5 server played by the proxy) and shows changes', async () => {
     const root = '/ui/poll';
     const held = await new Mutex(await client(), `${root}/first`, { ownerId: 'before' }).acquire();
-    // ZooKeeper 3.5 knows none of 3.6's operations (getEphemerals 103 to whoAmI 107): it answers UNIMPLEMENTED and closes the connection.
-    const old = await proxy(({ opcode }) => (opcode >= 103 && opcode <= 107 ? { error: -6, close: true } : 'forward'));
+    // ZooKeeper 3.5 knows none of 3.6's operations (multiRead, addWatch, ...): it answers UNIMPLEMENTED and closes the connection.
+    const old = await proxy(asZooKeeper35());
     const { url } = await startUi(root, '--connect', old.connectString);
     const page = await open(url);
     await shows(page, `${root}/first`, ['before'], [], 'the lock read at start');

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ZooKeeperClient } from '../../src/index.js';
 import { LockError, ReadWriteLock, inspectLock, requestRevocation } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
-import { loseReplyTo } from '../support/lose-reply.js';
+import { loseReplyTo, silenceRepliesAfter } from '../support/lose-reply.js';
 import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, within } from './fixtures.js';
@@ -66,6 +66,32 @@ describe('downgrade when the write node is written meanwhile', () => {
     await zk.assertNoNodes('/dw/lost');
   });
 
+  it('the write lease gives up its claim before the marker can commit: with the reply delayed and another session\'s reader in, it is not held, its signal is aborted and guard() writes nothing', async () => {
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 10_000 });
+    const ours = new ReadWriteLock(client, '/dw/claim');
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    const signal = write.signal;
+    const reading = new ReadWriteLock(await zk.client(), '/dw/claim').readLock.acquire({ timeout: WAITER_TIMEOUT_MS });
+    await eventually(async () => (await zk.children('/dw/claim')).length === 2, ROUND_TRIPS_MS, 'the reader queued');
+    // The marker's write reaches the server; its reply (and every later one) is held back.
+    const delayed = silenceRepliesAfter(proxy, '"downgraded":true');
+    const downgrading = ours.downgrade(write);
+    const theirs = await within(reading, ROUND_TRIPS_MS, 'the reader gets in once the marker committed');
+    assert.ok(delayed.sent, 'the marker was sent');
+    assert.equal(write.held, false, 'the write lease does not claim the lock while a reader of another session holds');
+    assert.equal(signal.aborted, true, 'its signal is aborted');
+    await assert.rejects(
+      within(write.guard([{ op: 'create', path: '/dw/claim-guarded', data: Buffer.from('x') }]), ROUND_TRIPS_MS, 'guard() answers without the server'),
+      (error) => error instanceof LockError && error.code === 'NOT_HELD',
+    );
+    delayed.restore();
+    const read = await within(downgrading, ROUND_TRIPS_MS, 'downgrade once the reply is in');
+    assert.equal(read.held, true);
+    assert.equal(await zk.admin.exists('/dw/claim-guarded'), null, 'guard() wrote nothing');
+    await Promise.all([read.release(), theirs.release()]);
+    await zk.assertNoNodes('/dw/claim');
+  });
+
   it('a request landing between downgrade\'s read and write: the versioned write fails, downgrade reads again, marks the node and keeps the request for the read lease', async () => {
     const client = await zk.client();
     let called = 0;
@@ -88,15 +114,18 @@ describe('downgrade when the write node is written meanwhile', () => {
     await zk.assertNoNodes('/dw/between');
   });
 
-  it('writes that never stop: after a few attempts downgrade fails with a typed error, and the write lease is still held, unmarked', async () => {
+  it('writes that never stop: after a few attempts downgrade fails with a typed error, never marked, and the write lock is released (the write lease ended before the first marker was sent)', async () => {
     const client = await zk.client();
     const ours = new ReadWriteLock(client, '/dw/conflict');
     const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
-    writeAfterEachRead(client, write.node, () => zk.admin.setData(write.node, Buffer.from('someone else')));
+    const marked: boolean[] = [];
+    writeAfterEachRead(client, write.node, async () => {
+      marked.push(await markedDowngraded('/dw/conflict'));
+      await zk.admin.setData(write.node, Buffer.from('someone else'));
+    });
     await assert.rejects(ours.downgrade(write), (error) => error instanceof LockError && error.code === 'DOWNGRADE_CONFLICT' && error.path === write.node);
-    assert.equal(write.held, true, 'still ours, still exclusive');
-    assert.equal(await markedDowngraded('/dw/conflict'), false, 'no marker: readers still wait');
-    await write.release();
+    assert.deepEqual(marked, [false, false, false], 'never marked: readers waited throughout');
+    assert.equal(write.held, false, 'the write lease claims nothing');
     await zk.assertNoNodes('/dw/conflict');
   });
 

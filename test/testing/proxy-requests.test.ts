@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { OPEN_ACL_UNSAFE, ZooKeeperClient, isZooKeeperError } from '../../src/index.js';
 import { EMPTY_PASSWORD, FrameDecoder, OpCode, Reader, Writer, Xid, readConnectResponse, readData, readReplyHeader, writeConnectRequest, writeCreate, writePathWatch, writeRequestHeader } from '../../src/protocol/index.js';
-import { FaultProxy, fourLetterWord } from '../../src/testing/index.js';
+import { FaultProxy, OPCODES_SINCE_ZOOKEEPER_36, asZooKeeper35, fourLetterWord } from '../../src/testing/index.js';
 import type { ProxyRequest, RequestVerdict } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { serverFixture } from '../support/server-fixture.js';
@@ -43,6 +43,47 @@ describe('FaultProxy onRequest, against a real server', { timeout: 6 * ROUND_TRI
     assert.equal((await client.getData('/proxy-requests-before')).data.toString(), 'x');
     // The server never got the watch: its own list has none for this session.
     assert.deepEqual(await serverWatches(zk.server, session), []);
+  });
+
+  it('plays ZooKeeper 3.5 (asZooKeeper35): every operation of 3.6+ the client sends, a watch re-registration with persistent watches included, is UNIMPLEMENTED and closes the connection; the session lives on', async () => {
+    let old = false;
+    const refused: number[] = [];
+    const standIn = asZooKeeper35();
+    const proxy = await FaultProxy.start({
+      targetPort: zk.server.port,
+      onRequest: (request) => {
+        if (!old) return 'forward';
+        const verdict = standIn(request);
+        if (verdict !== 'forward') refused.push(request.opcode);
+        return verdict;
+      },
+    });
+    closing.push(proxy);
+    const client = await ZooKeeperClient.connect(proxy.connectString, { sessionTimeout: 4000 });
+    closing.push(client);
+    const session = client.sessionId;
+    // Set while the server is itself: after a reconnect the client re-registers it with setWatches2 (105).
+    const persistent = await client.addWatch('/');
+    old = true;
+    proxy.resetAll();
+    await eventually(() => refused.includes(OpCode.setWatches2), ROUND_TRIPS_MS, 'the re-registration with a persistent watch refused');
+    await persistent.remove().catch(() => undefined);
+    const operations: [number, () => Promise<unknown>][] = [
+      [OpCode.multiRead, () => client.multiRead([{ type: 'getData', path: '/' }])],
+      [OpCode.getEphemerals, () => client.getEphemerals('/')],
+      [OpCode.getAllChildrenNumber, () => client.getAllChildrenNumber('/')],
+      [OpCode.addWatch, () => client.addWatch('/proxy-requests-35', { recursive: true })],
+    ];
+    for (const [opcode, call] of operations) {
+      await client.waitForConnected({ timeout: ROUND_TRIPS_MS });
+      const connections = proxy.stats().totalConnections;
+      await assert.rejects(call(), (error: unknown) => isZooKeeperError(error, 'UNIMPLEMENTED'), `opcode ${opcode}`);
+      await eventually(() => proxy.stats().totalConnections > connections, ROUND_TRIPS_MS, `a new connection after opcode ${opcode}`);
+    }
+    await client.waitForConnected({ timeout: ROUND_TRIPS_MS });
+    assert.equal(client.sessionId, session, 'the same session throughout');
+    assert.ok(await client.exists('/'), 'what 3.5 knows goes on');
+    assert.deepEqual([...new Set(refused)].sort((a, b) => a - b), [...OPCODES_SINCE_ZOOKEEPER_36].filter((op) => op !== OpCode.whoAmI), 'each refused (the client has no whoAmI)');
   });
 
   it('resets the connection with the request in flight: the server never sees it', async () => {
