@@ -27,7 +27,8 @@ import {
   writeSetACL,
   writeSetData,
 } from '../protocol/index.js';
-import { OPEN_ACL_UNSAFE } from './acl.js';
+import type { AclProvider } from './acl.js';
+import { OPEN_ACL_UNSAFE, aclOf } from './acl.js';
 import { callListener } from './call-listener.js';
 import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
@@ -65,6 +66,12 @@ export interface ClientOptions {
    * (AUTHFAILED) closes the client: `connect()` rejects with AUTHFAILED (see {@link ZooKeeperClient.addAuth}).
    */
   auth?: readonly { scheme: string; auth: string | Uint8Array }[];
+  /**
+   * The ACL of every node created without an explicit `acl` (create, ensurePath, a transaction's
+   * creates, and every node a recipe makes without its own `acl` option): a list, or a function
+   * of the path as Curator's ACLProvider. Default OPEN_ACL_UNSAFE (anyone may do anything).
+   */
+  defaultAcl?: AclProvider;
   /**
    * Accept read-only servers (members of a minority partition). A read-only session is local to
    * its server: the client looks for a read/write server meanwhile and moves there with a new
@@ -171,6 +178,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   /** The session id as of the last state change but expiry: what an `expired` event names. */
   private lastSessionId = 0n;
   private readonly requestTimeout: number;
+  private readonly defaultAcl: AclProvider;
 
   constructor(connectString: string, options: ClientOptions = {}) {
     super();
@@ -178,6 +186,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
+    this.defaultAcl = options.defaultAcl ?? OPEN_ACL_UNSAFE;
     this.requestTimeout = checkDuration(options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeout');
     const sessionTimeout = checkDuration(options.sessionTimeout ?? DEFAULT_SESSION_TIMEOUT_MS, 'sessionTimeout');
     this.session = new Session({
@@ -372,6 +381,11 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     return undefined;
   }
 
+  /** The ACL a create of `path` without an explicit `acl` gets: the `defaultAcl` option's. */
+  aclFor(path: string): readonly ACL[] {
+    return aclOf(this.defaultAcl, path);
+  }
+
   // ---- operations ----
 
   async create(path: string, data?: NodeData, options: CreateOptions = {}): Promise<PathStat> {
@@ -381,7 +395,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     if (ttlMode !== (options.ttl !== undefined) || (ttlMode && !(Number.isInteger(options.ttl) && options.ttl! > 0))) {
       throw new ZooKeeperError('INVALID_ARGUMENT', 'a TTL mode needs a positive integer ttl (ms), and only a TTL mode takes one', { op: 'create', path });
     }
-    const body = { path: this.chrootMap.toServer(path), data: toBytes(data), acl: options.acl ?? OPEN_ACL_UNSAFE, flags, ttl: options.ttl };
+    const body = { path: this.chrootMap.toServer(path), data: toBytes(data), acl: options.acl ?? this.aclFor(path), flags, ttl: options.ttl };
     const result = await this.send({
       type: createOpCode(flags),
       op: 'create',
@@ -489,7 +503,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   /** Runs ops atomically: all apply or none. A failure throws a MultiError naming the failing op. */
   async multi(ops: readonly Op[], options: CallOptions = {}): Promise<OpResult[]> {
     if (!Array.isArray(ops) || ops.length === 0) throw new ZooKeeperError('INVALID_ARGUMENT', 'multi needs at least one op', { op: 'multi' });
-    const multiOps = toMultiOps(ops, this.chrootMap);
+    const multiOps = toMultiOps(ops, this.chrootMap, (path) => this.aclFor(path));
     const raw = await this.send({ type: OpCode.multi, op: 'multi', write: (w) => writeMulti(w, multiOps), read: readMultiResults, ...bounds(options) });
     return toOpResults(ops, raw, this.chrootMap);
   }
@@ -611,8 +625,9 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * deletes once empty). Existing nodes are left as they are. `timeout` and `signal` bound the
    * whole walk. A missing chroot fails at once with CHROOT_MISSING: nothing can be created in it
    * (`ensurePath('/')` asks the server about the chroot: one request, none without a chroot).
+   * `acl` (a list, or a function of each node's path) is that of every node it creates; default `defaultAcl`.
    */
-  async ensurePath(path: string, options: CallOptions & { container?: boolean; acl?: readonly ACL[] } = {}): Promise<void> {
+  async ensurePath(path: string, options: CallOptions & { container?: boolean; acl?: AclProvider } = {}): Promise<void> {
     validatePath(path, 'ensurePath');
     const { signal, timeout } = bounds(options);
     if (path === '/') {
@@ -634,7 +649,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       if (remaining !== undefined && remaining < 1) throw new ZooKeeperError('TIMEOUT', `not ensured within ${timeout} ms`, { op: 'ensurePath', path });
       const node = chain[level]!;
       try {
-        await this.create(node, EMPTY, { mode, acl: options.acl, signal, timeout: remaining });
+        await this.create(node, EMPTY, { mode, acl: options.acl && aclOf(options.acl, node), signal, timeout: remaining });
       } catch (error) {
         if (!(error instanceof ZooKeeperError) || (error.code !== 'NODEEXISTS' && error.code !== 'NONODE')) throw error;
         if (error.code === 'NONODE') {

@@ -1,6 +1,5 @@
 import type { ACL, MultiOp, RawOpResult, ServerErrorCode, Stat } from '../protocol/index.js';
 import { OpCode, ZooKeeperError, errorName } from '../protocol/index.js';
-import { OPEN_ACL_UNSAFE } from './acl.js';
 import type { CreateMode } from './create-mode.js';
 import { createFlags, isSequential } from './create-mode.js';
 import type { Chroot } from './paths.js';
@@ -35,13 +34,14 @@ export class MultiError extends ZooKeeperError {
   }
 }
 
-export function toMultiOps(ops: readonly Op[], chroot: Chroot): MultiOp[] {
+/** `aclFor`: the ACL of a create without one (the client's defaultAcl). */
+export function toMultiOps(ops: readonly Op[], chroot: Chroot, aclFor: (path: string) => readonly ACL[]): MultiOp[] {
   return ops.map((op): MultiOp => {
     switch (op.op) {
       case 'create': {
         const flags = createFlags(op.mode);
         const path = validatePath(op.path, 'multi', isSequential(flags));
-        return { type: 'create', path: chroot.toServer(path), data: toBytes(op.data), acl: op.acl ?? OPEN_ACL_UNSAFE, flags, ttl: op.ttl };
+        return { type: 'create', path: chroot.toServer(path), data: toBytes(op.data), acl: op.acl ?? aclFor(path), flags, ttl: op.ttl };
       }
       case 'delete':
       case 'check':

@@ -2,6 +2,7 @@ export { Mutex, NonReentrantMutex, QueueLock } from './mutex.js';
 export type { LockOptions, MutexOptions } from './mutex.js';
 export type { Handoff } from './lock-delay.js';
 export { SimpleLock } from './simple-lock.js';
+export type { AclOptions, LockAcl } from './lock-acl.js';
 export type { SimpleLockOptions } from './simple-lock.js';
 export { ReadWriteLock, ReadLock, WriteLock } from './read-write-lock.js';
 export { MultiLock, MultiLease } from './multi-lock.js';

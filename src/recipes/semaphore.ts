@@ -23,8 +23,9 @@ import { isTransient } from './transient.js';
 import { safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import { internalLock, lockTraced, traceAcquire } from './diagnostics.js';
+import type { AclOptions } from './lock-acl.js';
 
-export interface SemaphoreOptions extends LeaseMonitorOptions {
+export interface SemaphoreOptions extends LeaseMonitorOptions, AclOptions {
   ownerId?: string;
 }
 
@@ -53,7 +54,7 @@ export class Semaphore {
       throw new LockError('INVALID_ARGUMENT', `a semaphore needs a whole number of leases >= 1, got ${String(maxLeases)}`, { path, op: 'semaphore' });
     }
     // Its events would be the semaphore's own told twice: traced is the semaphore's acquire alone.
-    const queueOptions: LockOptions = internalLock({ ownerId: options.ownerId });
+    const queueOptions: LockOptions = internalLock({ ownerId: options.ownerId, acl: options.acl });
     this.queue = new Mutex(client, joinPath(path, 'locks'), queueOptions);
     this.leasesPath = joinPath(path, 'leases');
     this.traceFacts = { lockPath: path, kind: 'semaphore', layout: 'curator' };
@@ -191,14 +192,14 @@ export class Semaphore {
       return { prefix: `_c_${uuid}-lease-`, protectionId: uuid };
     };
     const session = queueLease.sessionId;
-    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session, list: false })));
+    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session, list: false, acl: this.options.acl })));
     const nodes = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     try {
       const failure = results.find((result) => result.status === 'rejected');
       if (failure) throw failure.reason;
       // Our queue node went (an admin deleted it): another head may count a slot for itself too.
       if (!queueLease.held) throw sessionLost(this.path);
-      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, nodes[0]!.path);
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, nodes[0]!.path, this.options.acl);
     } catch (error) {
       await giveUp(this.client, Promise.all(nodes.map((node) => deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner))), deadline);
       throw error;

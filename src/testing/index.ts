@@ -44,6 +44,9 @@ export {
 } from './zookeeper-options.js';
 export type { SuperDigestCredentials, ZooKeeperOptions } from './zookeeper-options.js';
 
+export { digestIdentity } from './identity.js';
+export type { DigestIdentity } from './identity.js';
+
 export { FaultProxy } from './fault-proxy.js';
 export type { FaultProxyOptions, ProxyStats, WaitForBytesOptions } from './fault-proxy.js';
 export { ProxyConnection } from './proxy-connection.js';

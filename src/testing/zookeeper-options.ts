@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { digestId } from '../client/acl.js';
 import { HarnessError } from './harness-error.js';
 import type { ZooKeeperLocatorOptions } from './locate-zookeeper.js';
 
@@ -78,7 +78,7 @@ export const DEFAULT_JVM_ARGS: readonly string[] = [
 
 /** The zoo.cfg value format for `zookeeper.DigestAuthenticationProvider.superDigest`. */
 export function superDigestValue({ user, password }: SuperDigestCredentials): string {
-  return `${user}:${createHash('sha1').update(`${user}:${password}`).digest('base64')}`;
+  return digestId(user, password);
 }
 
 /** Harness defaults plus the option-driven JVM arguments, then the caller's own. */
