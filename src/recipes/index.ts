@@ -15,7 +15,7 @@ export type { AcquireOptions, TryAcquireOptions } from './deadline.js';
 export type { HoldLimit, HoldOptions } from './hold-limit.js';
 export { LockError, LockLostError } from './lock-error.js';
 export type { LockErrorCode, LockLostReason } from './lock-error.js';
-export { inspectLock } from './inspect.js';
+export { UNREADABLE_OWNER, inspectLock } from './inspect.js';
 export type { ContenderInfo, LockState } from './inspect.js';
 export { parseContender, sortContenders, compareSeq, blockers } from './contender-name.js';
 export type { Contender, ContenderKind, Layout } from './contender-name.js';

@@ -1,4 +1,4 @@
-import type { Stat, ZooKeeperClient } from '../client/index.js';
+import type { MultiReadResult, Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import type { Contender } from './contender-name.js';
 import { blockers, sortContenders } from './contender-name.js';
@@ -19,6 +19,11 @@ export interface ContenderInfo {
    * (Curator's protocol writes over it): the owner is then unknown, `{ id: REVOKED_OWNER }` ('(revocation requested)').
    */
   owner: OwnerInfo | { id: string };
+  /**
+   * Its data is not ours to read (NOAUTH: its ACL gives us no READ): it holds or waits all the
+   * same, its owner is `{ id: UNREADABLE_OWNER }`, and a downgrade of it cannot be seen.
+   */
+  unreadable?: true;
   /** Someone asked this contender to let go (requestRevocation, `zklock revoke`, Curator's Revoker). */
   revocationRequested?: true;
   /** The owning session. */
@@ -73,13 +78,17 @@ async function describeQueue(
   const queue = leases ? leaseOrder(names) : sortContenders(names);
   if (queue.length === 0) return { all: [], holding: new Set() };
   const reads = await client.multiRead(queue.map((c) => ({ type: 'getData' as const, path: joinPath(parent, c.name) })));
-  const all: ContenderInfo[] = [];
+  // A node we may not read is still there, holding or waiting: exists needs no permission, and
+  // its stat is all the queue order needs (a lock of unreadable contenders is not an empty one).
+  const seen = await Promise.all(
+    queue.map(async (contender, i) => {
+      const path = joinPath(parent, contender.name);
+      const read = await readOf(client, path, reads[i]);
+      return read && describe(path, contender, read);
+    }),
+  );
+  const all = seen.filter((c): c is ContenderInfo => c !== null);
   const holding = new Set<string>();
-  queue.forEach((contender, i) => {
-    const read = reads[i];
-    if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
-    all.push(describe(joinPath(parent, contender.name), contender, read));
-  });
   // Nodes that went between the listing and the reads block nobody. A downgraded writer is a
   // reader here: it no longer blocks readers, and still blocks the writers behind it.
   const present = all.map((c): Contender => ({ name: c.name, seq: c.seq, kind: c.kind, protectionId: undefined }));
@@ -89,17 +98,22 @@ async function describeQueue(
   return { all, holding };
 }
 
-/** A contender node as read: a downgraded writer is a reader (see ContenderInfo.kind). */
-function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kind'>, read: { data: Buffer; stat: Stat }): ContenderInfo {
-  const downgraded = isDowngraded(read.data);
-  const revoking = isRevocationRequest(read.data);
+/** What inspection and the CLI show as the owner of a node whose data we may not read. */
+export const UNREADABLE_OWNER = '(unreadable: no READ permission)';
+
+/** A contender node as read (`data` null: refused, see ContenderInfo.unreadable): a downgraded writer is a reader (see ContenderInfo.kind). */
+function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kind'>, read: { data: Buffer | null; stat: Stat }): ContenderInfo {
+  const { data } = read;
+  const downgraded = data !== null && isDowngraded(data);
+  const revoking = data !== null && isRevocationRequest(data);
   return {
     name: contender.name,
     path,
     seq: contender.seq,
     kind: downgraded ? 'shared' : contender.kind,
     ...(downgraded ? { downgraded: true as const } : {}),
-    owner: revoking ? { id: REVOKED_OWNER } : parseOwner(read.data),
+    ...(data === null ? { unreadable: true as const } : {}),
+    owner: data === null ? { id: UNREADABLE_OWNER } : revoking ? { id: REVOKED_OWNER } : parseOwner(data),
     ...(revoking ? { revocationRequested: true as const } : {}),
     sessionId: read.stat.ephemeralOwner,
     createdAt: new Date(read.stat.ctime),
@@ -127,14 +141,22 @@ export async function leaseHoldersOf(client: ZooKeeperClient, semaphorePath: str
  * the path), so none can be listed; the node has no sequence: its `seq` is 0.
  */
 export async function simpleLockState(client: ZooKeeperClient, path: string): Promise<LockState> {
-  try {
-    const read = await client.getData(path);
-    const name = path.slice(path.lastIndexOf('/') + 1);
-    return { lockPath: path, kind: 'queue', holders: [describe(path, { name, seq: 0, kind: 'exclusive' }, read)], waiters: [] };
-  } catch (error) {
-    if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath: path, kind: 'queue', holders: [], waiters: [] };
-    throw error;
-  }
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const [result] = await client.multiRead([{ type: 'getData', path }]);
+  const read = await readOf(client, path, result);
+  return { lockPath: path, kind: 'queue', holders: read ? [describe(path, { name, seq: 0, kind: 'exclusive' }, read)] : [], waiters: [] };
+}
+
+/**
+ * A node's data and stat from its multiRead result; null when it is gone. A read refused with
+ * NOAUTH gives the stat alone (exists needs no permission; see ContenderInfo.unreadable).
+ */
+async function readOf(client: ZooKeeperClient, path: string, result: MultiReadResult | undefined): Promise<{ data: Buffer | null; stat: Stat } | null> {
+  if (!(result instanceof ZooKeeperError)) return result?.op === 'getData' ? result : null;
+  if (result.code === 'NONODE') return null;
+  if (result.code !== 'NOAUTH') throw result;
+  const stat = await client.exists(path);
+  return stat && { data: null, stat };
 }
 
 /** A semaphore lease node's name (`_c_<uuid>-lease-<seq>`), its sequence captured. */

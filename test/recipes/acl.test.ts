@@ -12,7 +12,9 @@ import {
   ReadWriteLock,
   Semaphore,
   SimpleLock,
+  UNREADABLE_OWNER,
   ZooKeeperError,
+  inspectLock,
   requestRevocation,
 } from '../../src/index.js';
 import { digestIdentity } from '../../src/testing/index.js';
@@ -236,5 +238,35 @@ describe('ACLs on the nodes a recipe creates (issue 29)', () => {
     assert.notEqual(second.handoff, 'clean');
     assert.ok(second.lockDelayed >= 50, `delayed ${second.lockDelayed} ms`);
     await second.release();
+  });
+
+  it('inspection by an identity that may list the lock but not read its contenders shows them as unreadable, holding and waiting, not an empty lock', async () => {
+    const acl = { path: [svc.acl(Perms.ALL), ...READ_ACL_UNSAFE], nodes: CREATOR_ALL_ACL } satisfies LockAcl;
+    const holder = await zk.client({ auth: svc.auth });
+    const waiter = await zk.client({ auth: svc.auth });
+    const stranger = await zk.client({ auth: eve.auth });
+    const cases = [
+      { path: '/acl-inspect/mutex', kind: KINDS.find((k) => k.name === 'mutex')!, inspect: () => inspectLock(stranger, '/acl-inspect/mutex') },
+      { path: '/acl-inspect/sem', kind: KINDS.find((k) => k.name === 'semaphore')!, inspect: () => inspectLock(stranger, '/acl-inspect/sem') },
+      { path: '/acl-inspect/simple', kind: KINDS.find((k) => k.name === 'simple')!, inspect: () => new SimpleLock(stranger, '/acl-inspect/simple').participants() },
+    ];
+    for (const { path, kind, inspect } of cases) {
+      const lease = await kind.make(holder, path, acl).acquire({ timeout: ROUND_TRIPS_MS });
+      const waiting = kind.rival?.(waiter, path, acl).acquire({ timeout: ROUND_TRIPS_MS });
+      if (waiting) await eventually(async () => (await tree(observer, path)).some((node) => node.ephemeralOwner === waiter.sessionId), ROUND_TRIPS_MS, 'the waiter queued');
+      const state = await inspect();
+      assert.deepEqual(
+        state.holders.map((c) => [c.sessionId, c.owner.id, c.unreadable]),
+        [[holder.sessionId, UNREADABLE_OWNER, true]],
+        `${path}: the holder, unreadable`,
+      );
+      assert.deepEqual(
+        state.waiters.map((c) => [c.sessionId, c.unreadable]),
+        waiting ? [[waiter.sessionId, true]] : [],
+        `${path}: the waiter, unreadable`,
+      );
+      await lease.release();
+      await (await waiting)?.release();
+    }
   });
 });
