@@ -1,4 +1,4 @@
-import type { AcquireOptions, Layout, Lease, TryAcquireOptions, ZooKeeperClient } from '../index.js';
+import type { ACL, AcquireOptions, Layout, Lease, TryAcquireOptions, ZooKeeperClient } from '../index.js';
 import { Mutex, ReadWriteLock, Semaphore } from '../index.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
@@ -10,6 +10,10 @@ export interface LockFlags {
   layout: Layout;
   /** A mutex's lockDelay (ms > 0): see MutexOptions.lockDelay. */
   lockDelay?: number;
+  /** The ACL of every node the lock creates (its path, parents, contender and lease nodes); default the client's. */
+  acl?: ACL[];
+  /** The identities the session authenticates as (`--auth`): the creator an `auth` ACL entry names. */
+  auth?: readonly unknown[];
 }
 
 /** What `exec` acquires: the one lock recipe the flags select, behind one acquire function. */
@@ -26,17 +30,19 @@ export function selectLock(client: ZooKeeperClient, path: string, flags: LockFla
   if (chosen.length > 1) throw new CliError(`${chosen.join(' and ')} cannot be combined: choose one kind of lock`, EXIT.USAGE);
   // The library has it on mutexes alone (readers releasing together would contend for one record; a semaphore's holders leave none).
   if (flags.lockDelay !== undefined && chosen.length > 0) throw new CliError(`--lock-delay is for a mutex: ${chosen[0]} takes a lock without one`, EXIT.USAGE);
+  // The server would refuse it (INVALIDACL): an `auth` entry stands for the session's identities, and there are none.
+  if (flags.acl?.some((entry) => entry.id.scheme === 'auth') && !flags.auth?.length) throw new CliError('--acl names the creator (auth, creator-all): give its identity with --auth', EXIT.USAGE);
   if (flags.limit !== undefined) {
     // Curator's semaphore layout has no kazoo variant in this library, so refuse rather than silently ignore --layout.
     if (flags.layout !== 'curator') throw new CliError('--limit uses Curator\'s semaphore layout; --layout kazoo is not supported with it', EXIT.USAGE);
-    const semaphore = new Semaphore(client, path, flags.limit, { ownerId });
+    const semaphore = new Semaphore(client, path, flags.limit, { ownerId, acl: flags.acl });
     return { description: `semaphore (limit ${flags.limit})`, acquire: (options) => semaphore.acquire(options), tryAcquire: (options) => semaphore.tryAcquire(options) };
   }
   if (flags.read || flags.write) {
-    const rw = new ReadWriteLock(client, path, { layout: flags.layout, ownerId });
+    const rw = new ReadWriteLock(client, path, { layout: flags.layout, ownerId, acl: flags.acl });
     const side = flags.read ? rw.readLock : rw.writeLock;
     return { description: flags.read ? 'read lock' : 'write lock', acquire: (options) => side.acquire(options), tryAcquire: (options) => side.tryAcquire(options) };
   }
-  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId, lockDelay: flags.lockDelay });
+  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId, lockDelay: flags.lockDelay, acl: flags.acl });
   return { description: 'mutex', acquire: (options) => mutex.acquire(options), tryAcquire: (options) => mutex.tryAcquire(options) };
 }

@@ -1,13 +1,13 @@
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
-import type { Layout, Lease, ZooKeeperClient } from '../../index.js';
+import type { ACL, Layout, Lease, ZooKeeperClient } from '../../index.js';
 import { LockError, LockLostError } from '../../index.js';
 import { CliError, messageOf } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
-import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
+import { parseAcl, parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
@@ -25,6 +25,7 @@ interface ExecFlags extends ConnectionFlags {
   maxHold?: number;
   forceReleaseAfter?: number;
   lockDelay?: number;
+  acl?: ACL[];
   verbose?: boolean;
 }
 
@@ -53,7 +54,11 @@ expired: a crash, a partition; or someone deleted its node), so that an old hold
 ZooKeeper has time to stop; after a clean release by a holder with the same --lock-delay the
 command starts at once, while a new lock path, or a last holder without one, waits once too: give
 every holder of the lock the same --lock-delay. --try never waits for the lock, so it takes no
---timeout; Ctrl-C ends a lock-delay it serves.
+--timeout; Ctrl-C ends a lock-delay it serves. --acl sets the ACL of every node the lock creates
+(its path and parents when missing, our contender or lease node), as zkCli writes one, e.g.
+creator-all-read,digest:ops:HASH:w (HASH: base64 of sha1 of ops:password); the identities given
+with --auth are the creator that auth entries and the creator-* presets name (see the README,
+"Locks on a shared ensemble"). Without it: world:anyone:cdrwa, as before.
 `;
 
 export function execCommand(): Command {
@@ -71,6 +76,7 @@ export function execCommand(): Command {
     .addOption(new Option('--max-hold <duration>', 'stop the command (exit 124) once it has held the lock this long').argParser(parsePositiveLongDuration))
     .addOption(new Option('--force-release-after <duration>', 'with --max-hold: delete the lock node this long after it passed, even if the command has not exited').argParser(parsePositiveLongDuration))
     .addOption(new Option('--lock-delay <duration>', 'a mutex: after a holder that did not release the lock (crashed, partitioned), wait this long before running the command').argParser(parsePositiveDuration))
+    .addOption(new Option('--acl <acl>', 'ACL of every node the lock creates: scheme:id:perms entries (perms from cdrwa) or presets creator-all-read, creator-all, open, comma-separated').argParser(parseAcl))
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);
