@@ -269,4 +269,15 @@ describe('ACLs on the nodes a recipe creates (issue 29)', () => {
       await (await waiting)?.release();
     }
   });
+
+  it('a holder without DELETE on the lock path: release rejects with NOAUTH naming its node, which goes with the session', async () => {
+    const lockPath = '/acl-no-delete/lock';
+    const acl = { path: [svc.acl(Perms.READ | Perms.CREATE | Perms.WRITE)], nodes: CREATOR_ALL_ACL } satisfies LockAcl;
+    const client = await zk.client({ auth: svc.auth });
+    const lease = await new Mutex(client, lockPath, { acl }).acquire({ timeout: ROUND_TRIPS_MS });
+    await assert.rejects(lease.release(), (error) => assertNoAuth(error, lease.node));
+    assert.ok(await observer.exists(lease.node), 'the node stays while the session lives');
+    await client.close();
+    assert.equal(await observer.exists(lease.node), null, 'and goes with it');
+  });
 });
