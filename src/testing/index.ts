@@ -45,6 +45,7 @@ export {
 export type { SuperDigestCredentials, ZooKeeperOptions } from './zookeeper-options.js';
 
 export { digestIdentity } from './identity.js';
+export type { X509Client } from './tls-keystore.js';
 export type { DigestIdentity } from './identity.js';
 
 export { FaultProxy } from './fault-proxy.js';

@@ -4,6 +4,7 @@ import type { ZooKeeperInstallation } from './locate-zookeeper.js';
 import { createTempDir, removeTempDir } from './temp-dir.js';
 import { createTlsMaterial } from './tls-keystore.js';
 import type { TlsMaterial } from './tls-keystore.js';
+import { x509JvmArgs } from './zookeeper-config.js';
 import { jvmArguments } from './zookeeper-options.js';
 import type { Timing, ZooKeeperOptions } from './zookeeper-options.js';
 
@@ -27,8 +28,9 @@ export async function createWorkspace(
   const installation = await locateZooKeeper(options);
   const dir = await createTempDir(purpose, options.tempDir);
   try {
-    const tls = options.tls === true ? await createTlsMaterial(join(dir, 'tls'), installation.java) : undefined;
-    return { installation, timing, dir, jvmArgs: jvmArguments(options, roleJvmArgs), tls };
+    const clients = options.x509Clients ?? [];
+    const tls = options.tls === true || clients.length > 0 ? await createTlsMaterial(join(dir, 'tls'), installation.java, clients) : undefined;
+    return { installation, timing, dir, jvmArgs: jvmArguments(options, [...roleJvmArgs, ...x509JvmArgs(tls)]), tls };
   } catch (error) {
     await removeTempDir(dir);
     throw error;

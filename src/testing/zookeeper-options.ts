@@ -22,6 +22,13 @@ export interface ZooKeeperOptions extends ZooKeeperLocatorOptions {
    * The plain client port stays available. Default false.
    */
   readonly tls?: boolean;
+  /**
+   * Client identities of the `x509` auth scheme, by name (implies `tls`): each gets a fresh key
+   * and a self-signed certificate for `CN=<name>` that the server trusts (`ssl.clientAuth=want`:
+   * clients without a certificate still connect). `server.x509Client(name)` gives the `tls`
+   * options that present it and its ACL id.
+   */
+  readonly x509Clients?: readonly string[];
   /** `-Dzookeeper.extendedTypesEnabled=true`: enables TTL nodes. Default false. */
   readonly extendedTypes?: boolean;
   /**

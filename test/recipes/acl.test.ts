@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ACL, AcquireOptions, LockAcl, MultiLease, Lease, ZooKeeperClient } from '../../src/index.js';
+import type { ACL, AcquireOptions, LockAcl, MultiLease, Lease } from '../../src/index.js';
 import {
   CREATOR_ALL_ACL,
   MultiLock,
@@ -13,11 +13,12 @@ import {
   Semaphore,
   SimpleLock,
   UNREADABLE_OWNER,
+  ZooKeeperClient,
   ZooKeeperError,
   inspectLock,
   requestRevocation,
 } from '../../src/index.js';
-import { digestIdentity } from '../../src/testing/index.js';
+import { ZooKeeperServer, digestIdentity } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture } from './fixtures.js';
@@ -279,5 +280,33 @@ describe('ACLs on the nodes a recipe creates (issue 29)', () => {
     assert.ok(await observer.exists(lease.node), 'the node stays while the session lives');
     await client.close();
     assert.equal(await observer.exists(lease.node), null, 'and goes with it');
+  });
+});
+
+describe('ACLs with x509 identities (the harness\'s x509Clients)', () => {
+  let server: ZooKeeperServer;
+  before(async () => {
+    server = await ZooKeeperServer.start({ x509Clients: ['svc', 'eve'] });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('a lock protected for one certificate\'s identity: the other cannot queue into it or delete its holder (NOAUTH), the holder keeps its lease', async () => {
+    const connect = (name: string): Promise<ZooKeeperClient> => ZooKeeperClient.connect(server.secureConnectString!, { tls: server.x509Client(name).tls });
+    const [holder, stranger] = await Promise.all([connect('svc'), connect('eve')]);
+    try {
+      const svcId = { scheme: 'x509', id: server.x509Client('svc').id };
+      const lockPath = '/x509/lock';
+      const lease = await new Mutex(holder, lockPath, { acl: [{ perms: Perms.ALL, id: svcId }, ...READ_ACL_UNSAFE] }).acquire({ timeout: ROUND_TRIPS_MS });
+      assert.deepEqual(sortAcl((await stranger.getACL(lease.node)).acl), sortAcl([{ perms: Perms.ALL, id: svcId }, ...READ_ACL_UNSAFE]));
+      await assert.rejects(new Mutex(stranger, lockPath).acquire({ timeout: ROUND_TRIPS_MS }), (error) => assertNoAuth(error, lockPath));
+      await assert.rejects(stranger.delete(lease.node), (error) => assertNoAuth(error, lease.node));
+      assert.deepEqual((await stranger.getChildren(lockPath)).children, [lease.node.slice(lockPath.length + 1)], 'the holder\'s node alone');
+      assert.equal(lease.signal.aborted, false);
+      await lease.release();
+    } finally {
+      await Promise.all([holder.close(), stranger.close()]);
+    }
   });
 });
