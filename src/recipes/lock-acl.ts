@@ -5,7 +5,9 @@ import { aclOf } from '../client/index.js';
  * The ACLs of the nodes a lock creates: one for all of them (a list, or a function of the path),
  * or one for its `path` (the lock path, any parent it creates, a semaphore's `locks` and `leases`)
  * and one for its `nodes` (contenders, leases, a simple lock's node). What is not given is the
- * client's `defaultAcl`. See README, *Locks on a shared ensemble*.
+ * client's `defaultAcl`. See README, *Locks on a shared ensemble*. A function for `nodes` is asked
+ * with the path a contender is created at (its name before the server's sequence) and again with
+ * the node's own path by the liveness proof's setACL (session-liveness.ts): it must answer both alike.
  */
 export type LockAcl = AclProvider | { path?: AclProvider; nodes?: AclProvider };
 
