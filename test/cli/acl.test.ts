@@ -66,4 +66,31 @@ describe('zklock exec --acl, and status of contenders the caller may not read (i
     assert.equal(await observer.exists('/cli-acl/no-auth'), null);
     assert.equal(await observer.exists('/cli-acl/bad'), null);
   });
+
+  it('on the recommended setup, another identity\'s release --force and revoke exit 77 and the holder keeps its lock; the operator\'s succeed', async () => {
+    const log = join(dir, 'operator.jsonl');
+    const lockPath = '/cli-acl-ops/lock';
+    await observer.ensurePath(lockPath, { acl: [svc.acl(Perms.READ | Perms.WRITE | Perms.CREATE | Perms.DELETE), ops.acl(Perms.READ | Perms.DELETE), ...READ_ACL_UNSAFE] });
+    const as = (who: typeof svc): string[] => ['--auth', `digest:${who.user}:${who.password}`];
+    const holder = startCli(['exec', ...as(svc), '--acl', `creator-all-read,digest:${ops.id}:w`, lockPath, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env);
+    const [start] = await waitForEvents(log, 'start');
+    const node = start!.node!;
+    const before = await observer.exists(node);
+
+    for (const args of [['release', '--force', '--yes', node], ['revoke', lockPath]]) {
+      const refused = await runCli([...args, ...as(eve)], env);
+      assert.equal(refused.code, 77, `${args[0]}: ${refused.stderr}`);
+    }
+    const after = await observer.exists(node);
+    assert.equal(after?.czxid, before?.czxid, 'the holder\'s node is still there');
+    assert.equal(after?.version, before?.version, 'unwritten');
+
+    const revoked = await runCli(['revoke', lockPath, ...as(ops)], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.notEqual((await observer.exists(node))?.version, before?.version, 'the operator\'s request is in the node');
+    const released = await runCli(['release', '--force', '--yes', node, ...as(ops)], env);
+    assert.equal(released.code, 0, released.stderr);
+    assert.equal(await observer.exists(node), null);
+    assert.equal(await holder.exited(), 75, 'the holder saw its lock lost');
+  });
 });
