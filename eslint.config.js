@@ -20,6 +20,13 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/**/*.ts'],
+    rules: {
+      // Node 20 never frees one that has an 'abort' listener: see src/recipes/any-signal.ts.
+      'no-restricted-properties': ['error', { object: 'AbortSignal', property: 'any', message: 'use anySignal (src/recipes/any-signal.ts): Node 20 never frees an AbortSignal.any that has a listener' }],
+    },
+  },
+  {
     // node:test's describe/it return promises the runner itself awaits.
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'it', 'test', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] }] },

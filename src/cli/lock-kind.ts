@@ -33,9 +33,7 @@ export function selectLock(client: ZooKeeperClient, path: string, flags: LockFla
   // The server would refuse it (INVALIDACL): an `auth` entry stands for the session's identities, and there are none.
   if (flags.acl?.some((entry) => entry.id.scheme === 'auth') && !flags.auth?.length) throw new CliError('--acl names the creator (auth, creator-all): give its identity with --auth', EXIT.USAGE);
   if (flags.limit !== undefined) {
-    // Curator's semaphore layout has no kazoo variant in this library, so refuse rather than silently ignore --layout.
-    if (flags.layout !== 'curator') throw new CliError('--limit uses Curator\'s semaphore layout; --layout kazoo is not supported with it', EXIT.USAGE);
-    const semaphore = new Semaphore(client, path, flags.limit, { ownerId, acl: flags.acl });
+    const semaphore = new Semaphore(client, path, flags.limit, { ownerId, layout: flags.layout, acl: flags.acl });
     return { description: `semaphore (limit ${flags.limit})`, acquire: (options) => semaphore.acquire(options), tryAcquire: (options) => semaphore.tryAcquire(options) };
   }
   if (flags.read || flags.write) {

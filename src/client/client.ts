@@ -32,14 +32,12 @@ import { OPEN_ACL_UNSAFE, aclOf } from './acl.js';
 import { callListener } from './call-listener.js';
 import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
-import { createFlags, isSequential } from './create-mode.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, checkDuration } from './durations.js';
 import { hexId, sessionChannel, traceRequest, requestChannel, watchChannel } from './diagnostics.js';
 import type { SessionMessage, WatchMessage } from './diagnostics.js';
 import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, checkLimit } from './limits.js';
 import { checkFrameLimit } from './frame-limits.js';
 import type { NodeData } from './node-data.js';
-import { toBytes } from './node-data.js';
 import { Chroot, ancestry, validatePath } from './paths.js';
 import type { PersistentWatchOptions } from './persistent-watch.js';
 import { PersistentWatch } from './persistent-watch.js';
@@ -49,6 +47,24 @@ import type { StateListener } from './state-listeners.js';
 import { StateListeners } from './state-listeners.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
+import { CONFIG_NODE, ConfigWatchers } from './config-watch.js';
+import type { Where } from './validate.js';
+import {
+  checkAcl,
+  checkBoolean,
+  checkBounds,
+  checkCreateMode,
+  checkCredential,
+  checkCredentials,
+  checkCreatePath,
+  checkData,
+  checkFunction,
+  checkMultiReadOp,
+  checkOps,
+  checkOptions,
+  checkVersion,
+  invalidArgument,
+} from './validate.js';
 import type { Watcher } from './watch-event.js';
 import type { WatchClass, WatchKind } from './watch-manager.js';
 import { WATCH_CLASSES, WatchManager } from './watch-manager.js';
@@ -82,9 +98,8 @@ export interface ClientOptions {
   renewExpiredSession?: boolean;
   /**
    * Requests written to the server and not yet answered, at most (≥ 1, or Infinity). Those
-   * beyond wait in the client, in call order, and go out as replies come in; after a connection
-   * loss they are sent on the next connection, where requests in flight fail with CONNECTIONLOSS.
-   * Default 2048 (see limits.ts).
+   * beyond wait in the client, in call order, and go out as replies come in; a connection loss
+   * fails them with those in flight (CONNECTIONLOSS, "not sent"). Default 2048 (see limits.ts).
    */
   maxInFlight?: number;
   /**
@@ -156,6 +171,15 @@ export type MultiReadResult = { op: 'getData'; data: Buffer; stat: Stat } | { op
 
 export type ClientState = SessionState;
 
+/** The one-shot watch classes, as removeAllWatches and checkWatches name them: `any` is both. */
+export type OneShotWatchType = 'data' | 'children' | 'any';
+
+/** One identity of a session, as whoAmI reports it. */
+export interface ClientIdentity {
+  scheme: string;
+  user: string;
+}
+
 const EMPTY = Buffer.alloc(0);
 
 /** removeWatches' type for each one-shot watch class (data covers the watches exists sets). */
@@ -172,6 +196,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly session: Session;
   private readonly chrootMap: Chroot;
   private readonly watches: WatchManager;
+  private readonly configWatchers = new ConfigWatchers();
   private readonly stateListeners = new StateListeners();
   /** The last connection failure since the session was last connected: why a wait for it timed out. */
   private lastFailure: Error | undefined;
@@ -180,37 +205,47 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   private readonly requestTimeout: number;
   private readonly defaultAcl: AclProvider;
 
-  constructor(connectString: string, options: ClientOptions = {}) {
+  constructor(connectString: string, options?: ClientOptions) {
     super();
+    const where = { op: 'connect' };
+    options = checkOptions(options, where);
+    const credentials = checkCredentials(options.auth, where);
     const { hosts, chroot } = parseConnectString(connectString);
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
-    this.defaultAcl = options.defaultAcl ?? OPEN_ACL_UNSAFE;
+    // A list is checked now; a function's answers as each create asks (aclFor).
+    this.defaultAcl = typeof options.defaultAcl === 'function' ? options.defaultAcl : options.defaultAcl === undefined ? OPEN_ACL_UNSAFE : checkAcl(options.defaultAcl, where, 'defaultAcl');
     this.requestTimeout = checkDuration(options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeout');
     const sessionTimeout = checkDuration(options.sessionTimeout ?? DEFAULT_SESSION_TIMEOUT_MS, 'sessionTimeout');
     this.session = new Session({
       hosts,
       sessionTimeout,
       requestTimeout: this.requestTimeout,
-      renewExpiredSession: options.renewExpiredSession ?? true,
-      readOnly: options.readOnly ?? false,
+      renewExpiredSession: checkBoolean(options.renewExpiredSession, 'renewExpiredSession', where) ?? true,
+      readOnly: checkBoolean(options.readOnly, 'readOnly', where) ?? false,
       tls: options.tls === true ? {} : options.tls || undefined,
       maxInFlight: checkLimit(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 'maxInFlight', 1),
       maxQueued: checkLimit(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued', 0),
       maxRequestBytes: checkFrameLimit(options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 'maxRequestBytes'),
       maxReplyBytes: checkFrameLimit(options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES, 'maxReplyBytes'),
     });
-    this.session.setWatchProvider(() => this.watches.registrations());
+    this.session.setWatchProvider(() => this.configWatchers.withRegistration(this.watches.registrations()));
     this.session.on('notification', (raw: WatcherEvent) => {
+      this.configWatchers.dispatch(raw);
       const event = this.watches.decode(raw);
       if (!event) return;
       if (watchChannel.hasSubscribers) watchChannel.publish({ ...event, sessionId: hexId(this.sessionId) } satisfies WatchMessage);
       this.watches.dispatch(raw, event);
     });
     this.session.on('state', (event: SessionEvent, reason?: ZooKeeperError) => {
-      if (event === 'expired') this.watches.endAll('expired');
-      if (event === 'closed') this.watches.endAll('closed');
+      if (event === 'expired' || event === 'closed') {
+        this.watches.endAll(event);
+        this.configWatchers.endAll(event);
+      }
+      // `connecting`: a planned move from a read-only server, whose new session re-registers the watches too.
+      if (event === 'suspended' || event === 'connecting') this.watches.connectionChanged('disconnected');
+      if (event === 'reconnected' || event === 'connected') this.watches.connectionChanged('reconnected');
       if (event === 'connected' || event === 'reconnected') this.lastFailure = undefined;
       // The session forgets its id before it says expired: the event names the session that ended.
       if (event !== 'expired') this.lastSessionId = this.sessionId;
@@ -233,7 +268,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       this.lastFailure = reason;
       this.notify('authFailed', reason);
     });
-    for (const { scheme, auth } of options.auth ?? []) void this.addAuth(scheme, auth).catch(() => undefined);
+    // Checked above: a credential refused here would be swallowed, and the client run as someone else.
+    for (const { scheme, auth } of credentials) void this.addAuth(scheme, auth).catch(() => undefined);
   }
 
   /**
@@ -342,12 +378,18 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * a TIMEOUT with the last connection failure since the session was last connected as `cause`.
    * The one wait for the session, the recipes' included.
    */
-  waitForConnected(options: WaitForConnectedOptions = {}): Promise<void> {
-    const { session, signal } = options;
+  waitForConnected(options?: WaitForConnectedOptions): Promise<void> {
     let timeout: number | undefined;
+    let session: bigint | undefined;
+    let signal: AbortSignal | undefined;
     try {
       // Checked first: a timeout of 0 is INVALID_ARGUMENT connected or not (as for every call), never "time out now".
-      timeout = options.timeout === Infinity ? undefined : checkDuration(options.timeout ?? this.requestTimeout, 'timeout', { op: 'waitForConnected' });
+      const where = { op: 'waitForConnected' };
+      const o = checkOptions(options, where);
+      ({ session, signal } = o);
+      if (session !== undefined && typeof session !== 'bigint') invalidArgument('session', 'a session id (bigint)', session, where);
+      timeout = o.timeout === Infinity ? undefined : checkDuration(o.timeout ?? this.requestTimeout, 'timeout', where);
+      checkBounds({ signal }, where);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -383,41 +425,45 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   /** The ACL a create of `path` without an explicit `acl` gets: the `defaultAcl` option's. */
   aclFor(path: string): readonly ACL[] {
-    return aclOf(this.defaultAcl, path);
+    return checkAcl(aclOf(this.defaultAcl, path), at('create', path), 'defaultAcl');
   }
 
   // ---- operations ----
 
-  async create(path: string, data?: NodeData, options: CreateOptions = {}): Promise<PathStat> {
-    const flags = createFlags(options.mode);
-    validatePath(path, 'create', isSequential(flags));
-    const ttlMode = (options.mode ?? 'PERSISTENT').includes('TTL');
-    if (ttlMode !== (options.ttl !== undefined) || (ttlMode && !(Number.isInteger(options.ttl) && options.ttl! > 0))) {
-      throw new ZooKeeperError('INVALID_ARGUMENT', 'a TTL mode needs a positive integer ttl (ms), and only a TTL mode takes one', { op: 'create', path });
-    }
-    const body = { path: this.chrootMap.toServer(path), data: toBytes(data), acl: options.acl ?? this.aclFor(path), flags, ttl: options.ttl };
+  async create(path: string, data?: NodeData, options?: CreateOptions): Promise<PathStat> {
+    const where = at('create', path);
+    const o = checkOptions(options, where);
+    const { flags, ttl } = checkCreateMode(o.mode, o.ttl, where);
+    checkCreatePath(path, flags, 'create');
+    const body = { path: this.chrootMap.toServer(path), data: checkData(data, where), acl: o.acl === undefined ? this.aclFor(path) : checkAcl(o.acl, where), flags, ttl };
     const result = await this.send({
       type: createOpCode(flags),
       op: 'create',
       path,
       write: (w) => writeCreate(w, body),
       read: readCreate2,
-      ...bounds(options),
+      ...checkBounds(o, where),
     });
     return { path: this.userPath(result.path), stat: result.stat };
   }
 
-  async delete(path: string, options: VersionOptions = {}): Promise<void> {
+  async delete(path: string, options?: VersionOptions): Promise<void> {
     const server = this.serverPath(path, 'delete');
-    await this.send({ type: OpCode.delete, op: 'delete', path, write: (w) => writePathVersion(w, server, options.version ?? -1), ...bounds(options) });
+    const where = at('delete', path);
+    const o = checkOptions(options, where);
+    const version = checkVersion(o.version, where);
+    await this.send({ type: OpCode.delete, op: 'delete', path, write: (w) => writePathVersion(w, server, version), ...checkBounds(o, where) });
   }
 
   /** The node's Stat, or null when it does not exist. A watch fires on creation, change or deletion. */
-  exists(path: string, options: WatchOptions = {}): Promise<Stat | null> {
+  exists(path: string, options?: WatchOptions): Promise<Stat | null> {
     // Not async, like getData: on the hot path of lock waits, without an extra promise and await per call.
     try {
       const server = this.serverPath(path, 'exists');
-      const watch = options.watch;
+      const where = at('exists', path);
+      const o = checkOptions(options, where);
+      const watch = checkFunction(o.watch, 'watch', where);
+      const spec = checkBounds(o, where);
       // The session answers NONODE with null, building no error to catch.
       return this.watchedRequest<Stat | null>('data', watch, existsWatchKind, (setWatch) => ({
         type: OpCode.exists,
@@ -425,93 +471,115 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
         path,
         write: (w) => writePathWatch(w, server, setWatch),
         read: readStat,
-        ...bounds(options),
+        ...spec,
       }));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  getData(path: string, options: WatchOptions = {}): Promise<DataResult> {
+  getData(path: string, options?: WatchOptions): Promise<DataResult> {
+    return this.readData('getData', path, options);
+  }
+
+  /** getData as `op` (getConfig without a chroot is one). */
+  private readData(op: string, path: string, options: WatchOptions | undefined): Promise<DataResult> {
     // Not async: the session's promise is returned as it is, the reply read straight into the result.
     try {
-      const server = this.serverPath(path, 'getData');
-      const watch = options.watch;
+      const server = this.serverPath(path, op);
+      const where = at(op, path);
+      const o = checkOptions(options, where);
+      const watch = checkFunction(o.watch, 'watch', where);
+      const spec = checkBounds(o, where);
       return this.watchedRequest('data', watch, (err) => (err === 0 ? 'data' : undefined), (setWatch) => ({
         type: OpCode.getData,
-        op: 'getData',
+        op,
         path,
         write: (w) => writePathWatch(w, server, setWatch),
         read: readDataResult,
-        ...bounds(options),
+        ...spec,
       }));
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  async setData(path: string, data: NodeData, options: VersionOptions = {}): Promise<Stat> {
+  async setData(path: string, data: NodeData, options?: VersionOptions): Promise<Stat> {
     const server = this.serverPath(path, 'setData');
-    const bytes = toBytes(data);
+    const where = at('setData', path);
+    const o = checkOptions(options, where);
+    const bytes = checkData(data, where);
+    const version = checkVersion(o.version, where);
     return this.send({
       type: OpCode.setData,
       op: 'setData',
       path,
-      write: (w) => writeSetData(w, server, bytes, options.version ?? -1),
+      write: (w) => writeSetData(w, server, bytes, version),
       read: readStat,
-      ...bounds(options),
+      ...checkBounds(o, where),
     });
   }
 
   /** Children names (unsorted, as the server lists them) and the parent's Stat. */
-  async getChildren(path: string, options: WatchOptions = {}): Promise<ChildrenStat> {
+  async getChildren(path: string, options?: WatchOptions): Promise<ChildrenStat> {
     const server = this.serverPath(path, 'getChildren');
-    const watch = options.watch;
+    const where = at('getChildren', path);
+    const o = checkOptions(options, where);
+    const watch = checkFunction(o.watch, 'watch', where);
+    const spec = checkBounds(o, where);
     return this.watchedRequest('child', watch, (err) => (err === 0 ? 'child' : undefined), (setWatch) => ({
       type: OpCode.getChildren2,
       op: 'getChildren',
       path,
       write: (w) => writePathWatch(w, server, setWatch),
       read: readChildren2,
-      ...bounds(options),
+      ...spec,
     }));
   }
 
-  async getACL(path: string, options: CallOptions = {}): Promise<AclStat> {
+  async getACL(path: string, options?: CallOptions): Promise<AclStat> {
     const server = this.serverPath(path, 'getACL');
-    return this.send({ type: OpCode.getACL, op: 'getACL', path, write: (w) => writePath(w, server), read: readAclStat, ...bounds(options) });
+    return this.send({ type: OpCode.getACL, op: 'getACL', path, write: (w) => writePath(w, server), read: readAclStat, ...callBounds(options, at('getACL', path)) });
   }
 
-  async setACL(path: string, acl: readonly ACL[], options: VersionOptions = {}): Promise<Stat> {
+  async setACL(path: string, acl: readonly ACL[], options?: VersionOptions): Promise<Stat> {
     const server = this.serverPath(path, 'setACL');
+    const where = at('setACL', path);
+    const o = checkOptions(options, where);
+    // Required here: a missing list is no "default ACL" to set.
+    const entries = checkAcl(acl ?? null, where);
+    const version = checkVersion(o.version, where);
     return this.send({
       type: OpCode.setACL,
       op: 'setACL',
       path,
-      write: (w) => writeSetACL(w, server, acl, options.version ?? -1),
+      write: (w) => writeSetACL(w, server, entries, version),
       read: readStat,
-      ...bounds(options),
+      ...checkBounds(o, where),
     });
   }
 
   /** Waits until the server this session uses has caught up with the leader (for reads after another client's write). */
-  async sync(path = '/', options: CallOptions = {}): Promise<void> {
+  async sync(path = '/', options?: CallOptions): Promise<void> {
     const server = this.serverPath(path, 'sync');
-    await this.send({ type: OpCode.sync, op: 'sync', path, write: (w) => writePath(w, server), read: (r) => r.string(), ...bounds(options) });
+    await this.send({ type: OpCode.sync, op: 'sync', path, write: (w) => writePath(w, server), read: (r) => r.string(), ...callBounds(options, at('sync', path)) });
   }
 
   /** Runs ops atomically: all apply or none. A failure throws a MultiError naming the failing op. */
-  async multi(ops: readonly Op[], options: CallOptions = {}): Promise<OpResult[]> {
-    if (!Array.isArray(ops) || ops.length === 0) throw new ZooKeeperError('INVALID_ARGUMENT', 'multi needs at least one op', { op: 'multi' });
+  async multi(ops: readonly Op[], options?: CallOptions): Promise<OpResult[]> {
     const multiOps = toMultiOps(ops, this.chrootMap, (path) => this.aclFor(path));
-    const raw = await this.send({ type: OpCode.multi, op: 'multi', write: (w) => writeMulti(w, multiOps), read: readMultiResults, ...bounds(options) });
+    const raw = await this.send({ type: OpCode.multi, op: 'multi', write: (w) => writeMulti(w, multiOps), read: readMultiResults, ...callBounds(options, { op: 'multi' }) });
     return toOpResults(ops, raw, this.chrootMap);
   }
 
   /** Several reads in one round trip; each result is the value or the error of that read. */
-  async multiRead(ops: readonly MultiReadOp[], options: CallOptions = {}): Promise<MultiReadResult[]> {
-    const serverOps = ops.map((op) => ({ type: op.type, path: this.serverPath(op.path, 'multiRead') }));
-    const raw = await this.send({ type: OpCode.multiRead, op: 'multiRead', write: (w) => writeMultiRead(w, serverOps), read: readMultiResults, ...bounds(options) });
+  async multiRead(ops: readonly MultiReadOp[], options?: CallOptions): Promise<MultiReadResult[]> {
+    const where = { op: 'multiRead' };
+    const serverOps = (checkOps(ops, where, false) as readonly MultiReadOp[]).map((op, i) => {
+      const read = checkMultiReadOp(op, i);
+      return { type: read.type, path: this.chrootMap.toServer(read.path) };
+    });
+    const raw = await this.send({ type: OpCode.multiRead, op: 'multiRead', write: (w) => writeMultiRead(w, serverOps), read: readMultiResults, ...callBounds(options, where) });
     return raw.map((r, i): MultiReadResult => {
       if (r.type === OpCode.error || r.err !== 0) return ZooKeeperError.fromServer(r.err, 'multiRead', ops[i]?.path);
       return r.type === OpCode.getData ? { op: 'getData', data: r.data ?? EMPTY, stat: r.stat! } : { op: 'getChildren', children: r.children ?? [] };
@@ -522,14 +590,16 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * A persistent watch on `path` (and, with `recursive`, every node below it). One-shot watches
    * on the same path are then served by it, without a server watch of their own (see WatchManager).
    */
-  async addWatch(path: string, options: CallOptions & PersistentWatchOptions & { recursive?: boolean } = {}): Promise<PersistentWatch> {
+  async addWatch(path: string, options?: CallOptions & PersistentWatchOptions & { recursive?: boolean }): Promise<PersistentWatch> {
     const server = this.serverPath(path, 'addWatch');
-    const recursive = options.recursive ?? false;
+    const where = at('addWatch', path);
+    const o = checkOptions(options, where);
+    const recursive = checkBoolean(o.recursive, 'recursive', where) ?? false;
+    const spec = checkBounds(o, where);
     if (this.watches.hasOtherMode(path, recursive)) {
       throw new ZooKeeperError('INVALID_ARGUMENT', 'the server keeps one persistent watch mode per path and session: remove the other mode first', { op: 'addWatch', path });
     }
-    const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w), options);
-    const spec = bounds(options);
+    const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w), o);
     this.watches.adding(watch);
     try {
       await this.send({
@@ -582,23 +652,92 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   }
 
   /**
-   * Removes a one-shot watcher from `path`, also one whose request is still awaiting its reply;
-   * the watcher is not called. The server's watch is removed too once no local watcher needs it
-   * and no request in flight of this client is setting it for another watcher (then when the
-   * last such request is answered without registering one).
+   * Removes a one-shot watcher from `path`, also one whose request is still awaiting its reply
+   * (that one is never called). A registered one is called once more, with `dataWatchRemoved` or
+   * `childWatchRemoved` (once per class it was on), as in Java. Rejects with NOWATCHER, changing
+   * nothing, when the watcher is not on `path`: it fired already, or never was. The server's
+   * watch is removed too once no local watcher needs it and no request in flight of this client
+   * is setting it for another watcher (then when the last such request is answered without
+   * registering one).
    */
-  async removeWatcher(path: string, watcher: Watcher, options: CallOptions = {}): Promise<void> {
-    validatePath(path, 'removeWatches');
-    bounds(options);
-    const unwanted = this.watches.remove(path, watcher);
+  async removeWatcher(path: string, watcher: Watcher, options?: CallOptions): Promise<void> {
+    validatePath(path, 'removeWatcher');
+    const where = at('removeWatcher', path);
+    checkFunction(watcher, 'watcher', where, true);
+    await this.removeWatchers(path, watcher, WATCH_CLASSES, callBounds(options, where), where);
+  }
+
+  /**
+   * Removes every one-shot watcher of this client on `path` of `type` (`any`: both), each told as
+   * by {@link removeWatcher}, and the server's watch; NOWATCHER when there was none. Persistent
+   * watches are not touched: `remove()` them.
+   */
+  async removeAllWatches(path: string, type: OneShotWatchType, options?: CallOptions): Promise<void> {
+    validatePath(path, 'removeAllWatches');
+    const where = at('removeAllWatches', path);
+    const classes = watchClassesOf(type, where);
+    await this.removeWatchers(path, undefined, classes, callBounds(options, where), where);
+  }
+
+  private async removeWatchers(path: string, watcher: Watcher | undefined, classes: readonly WatchClass[], options: CallOptions, where: Where): Promise<void> {
+    const { matched, unwanted } = this.watches.remove(path, watcher, classes);
+    if (!matched) throw new ZooKeeperError('NOWATCHER', watcher ? 'this watcher is not on the path' : 'no watcher of this client on the path', where);
     await Promise.all(unwanted.map((watchClass) => this.removeServerWatch(path, REMOVE_TYPE[watchClass], options)));
   }
 
+  /**
+   * Resolves when the server holds a watch of this session of `type` on `path` (a persistent
+   * watch counts for both), else rejects with NOWATCHER. One-shot watches a persistent watch of
+   * this client serves have no server watch of their own (see the README).
+   */
+  async checkWatches(path: string, type: OneShotWatchType, options?: CallOptions): Promise<void> {
+    const server = this.serverPath(path, 'checkWatches');
+    const where = at('checkWatches', path);
+    watchClassesOf(type, where);
+    const spec = callBounds(options, where);
+    await this.send({ type: OpCode.checkWatches, op: 'checkWatches', path, write: (w) => writePathInt(w, server, WatcherType[type]), ...spec });
+  }
+
+  /**
+   * The ensemble's dynamic configuration (the data of /zookeeper/config, whatever the chroot:
+   * under one, a getData of that path reads below the chroot instead). Its `watch` fires on the
+   * next reconfiguration, with the path /zookeeper/config.
+   */
+  getConfig(options?: WatchOptions): Promise<DataResult> {
+    if (!this.chrootMap.prefix) return this.readData('getConfig', CONFIG_NODE, options);
+    try {
+      const where = { op: 'getConfig', path: CONFIG_NODE };
+      const o = checkOptions(options, where);
+      const watch = checkFunction(o.watch, 'watch', where);
+      const spec = checkBounds(o, where);
+      return this.send({
+        type: OpCode.getData,
+        op: 'getConfig',
+        path: CONFIG_NODE,
+        write: (w) => writePathWatch(w, CONFIG_NODE, watch !== undefined),
+        read: readDataResult,
+        onReply: (err) => {
+          if (err === 0 && watch) this.configWatchers.add(watch);
+        },
+        ...spec,
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The identities the server knows this session by (`ip`, and those added with addAuth). A 3.7+ server; an older one answers UNIMPLEMENTED. */
+  async whoAmI(options?: CallOptions): Promise<ClientIdentity[]> {
+    const spec = callBounds(options, { op: 'whoAmI' });
+    return this.send({ type: OpCode.whoAmI, op: 'whoAmI', read: readClientInfos, ...spec });
+  }
+
   private async removeServerWatch(path: string, type: number, options: CallOptions = {}): Promise<void> {
+    // options: checked by the caller.
     if (this.state === 'closed' || this.state === 'expired') return;
     const server = this.chrootMap.toServer(path);
     try {
-      await this.send({ type: OpCode.removeWatches, op: 'removeWatches', path, write: (w) => writePathInt(w, server, type), ...bounds(options) });
+      await this.send({ type: OpCode.removeWatches, op: 'removeWatches', path, write: (w) => writePathInt(w, server, type), signal: options.signal, timeout: options.timeout });
     } catch (error) {
       // NOWATCHER: the watch already fired or went with the session; CONNECTIONLOSS: not re-registered after a reconnect;
       // MARSHALLINGERROR: a persistent type, which servers before 3.9 do not know (see clearServerWatches).
@@ -608,16 +747,18 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   }
 
   /** The session's ephemeral nodes under `prefix`. */
-  async getEphemerals(prefix = '/', options: CallOptions = {}): Promise<string[]> {
+  async getEphemerals(prefix = '/', options?: CallOptions): Promise<string[]> {
     const server = this.serverPath(prefix, 'getEphemerals');
-    const paths = await this.send({ type: OpCode.getEphemerals, op: 'getEphemerals', path: prefix, write: (w) => writePath(w, server), read: (r) => r.strings(), ...bounds(options) });
+    const spec = callBounds(options, at('getEphemerals', prefix));
+    const paths = await this.send({ type: OpCode.getEphemerals, op: 'getEphemerals', path: prefix, write: (w) => writePath(w, server), read: (r) => r.strings(), ...spec });
     return paths.flatMap((p) => this.chrootMap.fromServer(p) ?? []);
   }
 
   /** The number of all descendants of `path`. */
-  async getAllChildrenNumber(path: string, options: CallOptions = {}): Promise<number> {
+  async getAllChildrenNumber(path: string, options?: CallOptions): Promise<number> {
     const server = this.serverPath(path, 'getAllChildrenNumber');
-    return this.send({ type: OpCode.getAllChildrenNumber, op: 'getAllChildrenNumber', path, write: (w) => writePath(w, server), read: (r) => r.int(), ...bounds(options) });
+    const spec = callBounds(options, at('getAllChildrenNumber', path));
+    return this.send({ type: OpCode.getAllChildrenNumber, op: 'getAllChildrenNumber', path, write: (w) => writePath(w, server), read: (r) => r.int(), ...spec });
   }
 
   /**
@@ -627,16 +768,20 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * (`ensurePath('/')` asks the server about the chroot: one request, none without a chroot).
    * `acl` (a list, or a function of each node's path) is that of every node it creates; default `defaultAcl`.
    */
-  async ensurePath(path: string, options: CallOptions & { container?: boolean; acl?: AclProvider } = {}): Promise<void> {
+  async ensurePath(path: string, options?: CallOptions & { container?: boolean; acl?: AclProvider }): Promise<void> {
     validatePath(path, 'ensurePath');
-    const { signal, timeout } = bounds(options);
+    const where = at('ensurePath', path);
+    const o = checkOptions(options, where);
+    const { signal, timeout } = checkBounds(o, where);
+    // A function is asked for each node it creates (its answer checked by create).
+    const acl = o.acl === undefined || typeof o.acl === 'function' ? o.acl : checkAcl(o.acl, where);
     if (path === '/') {
       // The root always exists, but a chroot may not: a caller told "ensured" would create under
       // it, be refused with NONODE, and ensure again for ever (a SimpleLock on a top-level path).
       if (this.chrootMap.prefix && !(await this.exists('/', { signal, timeout }))) throw this.missingRoot(path);
       return;
     }
-    const mode: CreateMode = options.container ? 'CONTAINER' : 'PERSISTENT';
+    const mode: CreateMode = checkBoolean(o.container, 'container', where) ? 'CONTAINER' : 'PERSISTENT';
     const endAt = timeout === undefined ? undefined : performance.now() + timeout;
     const chain = ancestry(path);
     // Each create either moves one level down (done, or it exists) or one level up (its parent is
@@ -649,7 +794,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       if (remaining !== undefined && remaining < 1) throw new ZooKeeperError('TIMEOUT', `not ensured within ${timeout} ms`, { op: 'ensurePath', path });
       const node = chain[level]!;
       try {
-        await this.create(node, EMPTY, { mode, acl: options.acl && aclOf(options.acl, node), signal, timeout: remaining });
+        await this.create(node, EMPTY, { mode, acl: acl && aclOf(acl, node), signal, timeout: remaining });
       } catch (error) {
         if (!(error instanceof ZooKeeperError) || (error.code !== 'NODEEXISTS' && error.code !== 'NONODE')) throw error;
         if (error.code === 'NONODE') {
@@ -687,10 +832,20 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * its own, so its ephemeral nodes go at once; `close()` resolves once that is done.
    */
   addAuth(scheme: string, auth: string | Uint8Array): Promise<void> {
-    return this.session.addAuth(scheme, Buffer.from(typeof auth === 'string' ? Buffer.from(auth, 'utf8') : auth));
+    try {
+      checkCredential(scheme, auth, { op: 'addAuth' });
+      return this.session.addAuth(scheme, Buffer.from(typeof auth === 'string' ? Buffer.from(auth, 'utf8') : auth));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  /** Ends the session (its ephemeral nodes are deleted at once) and releases every timer and socket. */
+  /**
+   * Ends the session (its ephemeral nodes are deleted at once) and releases every timer and
+   * socket. While disconnected it ends the session over a connection of its own; all of it within
+   * 2 s (the session timeout if shorter): when no server answers by then, it resolves all the
+   * same and the ephemeral nodes stay until the server expires the session (see the README).
+   */
   close(): Promise<void> {
     return this.session.close();
   }
@@ -769,6 +924,21 @@ function existsWatchKind(err: number): WatchKind | undefined {
   return err === 0 ? 'data' : err === ZK_ERROR.NONODE ? 'exist' : undefined;
 }
 
+/** whoAmI's reply: a vector of ClientInfo {authScheme, user}. */
+function readClientInfos(r: Reader): ClientIdentity[] {
+  const count = r.int();
+  const identities: ClientIdentity[] = [];
+  for (let i = 0; i < count; i++) identities.push({ scheme: r.string(), user: r.string() });
+  return identities;
+}
+
+function watchClassesOf(type: unknown, where: Where): readonly WatchClass[] {
+  if (type === 'data') return ['data'];
+  if (type === 'children') return ['child'];
+  if (type === 'any') return WATCH_CLASSES;
+  return invalidArgument('type', "'data', 'children' or 'any'", type, where);
+}
+
 /** getData's reply: a node without data (null on the wire) reads as an empty buffer. */
 function readDataResult(r: Reader): DataResult {
   return { data: r.buffer() ?? EMPTY, stat: readStat(r) };
@@ -778,7 +948,12 @@ function waitAborted(signal: AbortSignal): ZooKeeperError {
   return new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: signal.reason });
 }
 
-function bounds(options: CallOptions): { signal?: AbortSignal | undefined; timeout?: number | undefined } {
-  if (options.timeout !== undefined) checkDuration(options.timeout, 'timeout');
-  return { signal: options.signal, timeout: options.timeout };
+/** Where a call on `path` was made, for its errors; the path only when it is one (it was validated, or is about to be). */
+function at(op: string, path: unknown): Where {
+  return { op, path: typeof path === 'string' ? path : undefined };
+}
+
+/** The options of a call that takes no more than its bounds, checked. */
+function callBounds(options: CallOptions | undefined, where: Where): { signal?: AbortSignal | undefined; timeout?: number | undefined } {
+  return checkBounds(checkOptions(options, where), where);
 }

@@ -16,6 +16,8 @@ const DEFAULT_MAX_BUFFERED = 1024;
 /**
  * A persistent (optionally recursive) watch: events until removed, as a listener and as an async
  * iterable. Iteration ends when the watch is removed, the session expires or the client closes.
+ * A lost connection is told as `disconnected`, and its end as `reconnected`: the changes between
+ * the two are not reported, read the watched nodes again (see {@link WatchEvent}).
  */
 export class PersistentWatch implements AsyncIterable<WatchEvent> {
   private readonly listeners = new Set<Watcher>();
@@ -24,6 +26,8 @@ export class PersistentWatch implements AsyncIterable<WatchEvent> {
   private readonly maxBuffered: number;
   private iterated = false;
   private ended = false;
+  /** Told `disconnected` and not yet `reconnected`: one of each per gap, a `reconnected` only after a `disconnected`. */
+  private inGap = false;
   /** Why the iteration ends after the buffered events, when a slow consumer made it miss some. */
   private overflow: ZooKeeperError | undefined;
 
@@ -57,6 +61,11 @@ export class PersistentWatch implements AsyncIterable<WatchEvent> {
   /** Called by the watch manager. */
   deliver(event: WatchEvent): void {
     if (this.ended) return;
+    if (event.type === 'disconnected' || event.type === 'reconnected') {
+      const gap = event.type === 'disconnected';
+      if (gap === this.inGap) return;
+      this.inGap = gap;
+    }
     for (const listener of this.listeners) callListener(listener, [event]);
     const next = this.waiting.shift();
     if (next) next({ value: event, done: false });

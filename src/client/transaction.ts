@@ -1,11 +1,10 @@
 import type { ACL, MultiOp, RawOpResult, ServerErrorCode, Stat } from '../protocol/index.js';
 import { OpCode, ZooKeeperError, errorName } from '../protocol/index.js';
 import type { CreateMode } from './create-mode.js';
-import { createFlags, isSequential } from './create-mode.js';
 import type { Chroot } from './paths.js';
 import { validatePath } from './paths.js';
 import type { NodeData } from './node-data.js';
-import { toBytes } from './node-data.js';
+import { checkAcl, checkCreateMode, checkCreatePath, checkData, checkOps, checkVersion, invalidArgument } from './validate.js';
 
 /** One operation of a transaction (`multi`). */
 export type Op =
@@ -34,22 +33,27 @@ export class MultiError extends ZooKeeperError {
   }
 }
 
+/** The ops as sent, each checked as its single operation is (validate.ts): a bad one fails the whole call, unsent. */
 /** `aclFor`: the ACL of a create without one (the client's defaultAcl). */
 export function toMultiOps(ops: readonly Op[], chroot: Chroot, aclFor: (path: string) => readonly ACL[]): MultiOp[] {
-  return ops.map((op): MultiOp => {
+  return (checkOps(ops, { op: 'multi' }, true) as readonly Op[]).map((op, i): MultiOp => {
+    const where = { op: 'multi', path: typeof op.path === 'string' ? op.path : undefined };
+    const name = `ops[${i}].`;
     switch (op.op) {
       case 'create': {
-        const flags = createFlags(op.mode);
-        const path = validatePath(op.path, 'multi', isSequential(flags));
-        return { type: 'create', path: chroot.toServer(path), data: toBytes(op.data), acl: op.acl ?? aclFor(path), flags, ttl: op.ttl };
+        const { flags, ttl } = checkCreateMode(op.mode, op.ttl, where, name);
+        const path = checkCreatePath(op.path, flags, 'multi');
+        return { type: 'create', path: chroot.toServer(path), data: checkData(op.data, where, `${name}data`), acl: op.acl === undefined ? aclFor(path) : checkAcl(op.acl, where, `${name}acl`), flags, ttl };
       }
       case 'delete':
+        return { type: 'delete', path: chroot.toServer(validatePath(op.path, 'multi')), version: checkVersion(op.version, where, `${name}version`) };
       case 'check':
-        return { type: op.op, path: chroot.toServer(validatePath(op.path, 'multi')), version: op.version ?? -1 };
+        // No default: a check without a version checks nothing.
+        return { type: 'check', path: chroot.toServer(validatePath(op.path, 'multi')), version: checkVersion(op.version, where, `${name}version`, true) };
       case 'setData':
-        return { type: 'setData', path: chroot.toServer(validatePath(op.path, 'multi')), data: toBytes(op.data), version: op.version ?? -1 };
+        return { type: 'setData', path: chroot.toServer(validatePath(op.path, 'multi')), data: checkData(op.data, where, `${name}data`), version: checkVersion(op.version, where, `${name}version`) };
       default:
-        throw new ZooKeeperError('INVALID_ARGUMENT', `unknown transaction op ${JSON.stringify((op as { op: unknown }).op)}`, { op: 'multi' });
+        return invalidArgument(`${name}op`, "'create', 'delete', 'setData' or 'check'", (op as { op: unknown }).op, where);
     }
   });
 }

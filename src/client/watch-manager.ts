@@ -113,33 +113,47 @@ export class WatchManager {
   }
 
   /**
-   * Removes a callback from every kind on `path`, registered or in flight; returns the classes
-   * whose server watch should be removed now: nothing local needs it, and no request in flight
-   * will register a watcher on it. With such a request in flight the removal waits for its end.
+   * Removes `watcher` (without one, every watcher) of `classes` on `path`, registered or in
+   * flight. Each registered one removed is told so, once per class, as in Java
+   * (`dataWatchRemoved`, `childWatchRemoved`); one whose request is in flight was never
+   * registered and is never called. Returns whether anything matched, and the classes whose
+   * server watch should be removed now: nothing local needs it, and no request in flight will
+   * register a watcher on it. With such a request in flight the removal waits for its end.
    * Nothing is removed on a path a persistent watch covers: on a 3.8 server that would remove the
    * persistent watch; its own removal takes the unwanted classes along.
    */
-  remove(path: string, watcher: Watcher): WatchClass[] {
+  remove(path: string, watcher: Watcher | undefined, classes: readonly WatchClass[] = WATCH_CLASSES): { matched: boolean; unwanted: WatchClass[] } {
     const touched = new Set<WatchClass>();
+    const told = new Map<Watcher, Set<WatchClass>>();
     for (const kind of KINDS) {
+      const watchClass = classOf(kind);
       const set = this.oneShot[kind].get(path);
-      if (!set?.delete(watcher)) continue;
+      if (!set || !classes.includes(watchClass)) continue;
+      const taken = watcher === undefined ? [...set] : set.has(watcher) ? [watcher] : [];
+      for (const w of taken) {
+        set.delete(w);
+        addTo(told, w, watchClass);
+        touched.add(watchClass);
+      }
       if (set.size === 0) this.oneShot[kind].delete(path);
-      touched.add(classOf(kind));
     }
-    for (const watchClass of WATCH_CLASSES) {
+    for (const watchClass of classes) {
       for (const request of this.inFlight[watchClass].get(path) ?? []) {
-        if (request.watcher !== watcher || request.cancelled) continue;
+        if ((watcher !== undefined && request.watcher !== watcher) || request.cancelled) continue;
         request.cancelled = true;
         touched.add(watchClass);
       }
     }
-    return [...touched].filter((watchClass) => {
+    for (const [w, removed] of told) {
+      for (const watchClass of removed) callListener(w, [{ type: watchClass === 'data' ? 'dataWatchRemoved' : 'childWatchRemoved', path }]);
+    }
+    const unwanted = [...touched].filter((watchClass) => {
       if (this.hasWatchers(watchClass, path) || this.covered(path)) return false;
       if (!this.wanted(watchClass, path)) return true;
       this.owed[watchClass].add(path);
       return false;
     });
+    return { matched: touched.size > 0, unwanted };
   }
 
   /** A watcher is registered, or will be when a request in flight is answered. */
@@ -251,6 +265,18 @@ export class WatchManager {
   }
 
   /**
+   * Tells the persistent watches of a gap in their stream: the connection was lost
+   * (`disconnected`), or a connection carries the session again (`reconnected`, the watches
+   * re-registered by then). One-shot watches need no such word: a reconnect's setWatches fires
+   * those whose node changed meanwhile.
+   */
+  connectionChanged(type: Extract<WatchEventType, 'disconnected' | 'reconnected'>): void {
+    for (const map of [this.persistent, this.recursive]) {
+      for (const [path, set] of map) for (const watch of set) watch.deliver({ type, path });
+    }
+  }
+
+  /**
    * What to re-register after a reconnect, in server paths. One-shot watches a persistent watch
    * serves are listed too: the server applies the one-shot lists first (DataTree.setWatches), so
    * it reports a change missed while disconnected to them as it does to any one-shot watch, and
@@ -273,7 +299,7 @@ function callOnce(watchers: readonly Watcher[], event: WatchEvent): void {
   for (const watcher of new Set(watchers)) callListener(watcher, [event]);
 }
 
-function addTo<T>(map: Map<string, Set<T>>, key: string, value: T): void {
+function addTo<K, T>(map: Map<K, Set<T>>, key: K, value: T): void {
   let set = map.get(key);
   if (!set) map.set(key, (set = new Set()));
   set.add(value);

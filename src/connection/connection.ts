@@ -2,13 +2,14 @@ import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { DecodedFrame } from '../protocol/index.js';
 import { FrameDecoder, ZooKeeperError } from '../protocol/index.js';
+import { Fifo } from './fifo.js';
 
 export interface ConnectionHandlers {
-  /** A frame, or the head of one over the reply limit, whose body was skipped. */
+  /** A frame, or the head of one over the reply limit, whose body was skipped; it may ask for it again later (see deferFrame). */
   onFrame(frame: DecodedFrame): void;
   /** Nothing has been sent for the ping interval. */
   onIdle(): void;
-  /** Called once, whatever ended the connection. */
+  /** Called once, whatever ended the connection: after every frame read before the socket ended was handled. */
   onClose(reason: ZooKeeperError): void;
   /** The socket has taken what it held when `writable` turned false. */
   onWritable(): void;
@@ -27,6 +28,11 @@ const WRITE_BUFFER_BYTES = 256 * 1024;
  * of the tick, and its buffers are written together (writev), each as it is: nothing is copied
  * into one buffer first. A silent server (half-open TCP, paused process) is declared dead after
  * the read timeout even though the socket looks open.
+ *
+ * Frames are handled in the order read, each once, unless the handler defers one (deferFrame):
+ * then it and every frame after it wait for the next turn of the event loop. A socket that ends
+ * (the server closed it, a reset) is reported only after the frames read before are handled: a
+ * reply that came in is never lost to the connection's end.
  */
 export class Connection {
   private readonly decoder: FrameDecoder;
@@ -38,7 +44,19 @@ export class Connection {
   private timer: NodeJS.Timeout | undefined;
   private pingIntervalMs = 0;
   private readTimeoutMs = 0;
+  /** No more writes: the socket is gone, or going. */
   private closed = false;
+  /** Why the connection ended, once it has; handlers.onClose hears it once the frames before are handled. */
+  private endReason: ZooKeeperError | undefined;
+  private reported = false;
+  /** Frames read and not yet handled, oldest first. */
+  private inbox = new Fifo<DecodedFrame>();
+  /** Set by deferFrame: the head of the inbox waits for the next turn of the event loop. */
+  private deferred = false;
+  private readonly resume = (): void => {
+    this.deferred = false;
+    this.handleFrames();
+  };
   lastSentAt = performance.now();
   lastReceivedAt = performance.now();
   /** Resolves once the socket has released its handle. */
@@ -53,8 +71,8 @@ export class Connection {
     this.decoder = new FrameDecoder(maxReplyBytes);
     this.released = new Promise((resolve) => socket.once('close', () => resolve()));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (cause: Error) => this.close(lost(`socket error on ${label}`, cause)));
-    socket.on('close', () => this.close(lost(`connection to ${label} closed by the server`)));
+    socket.on('error', (cause: Error) => this.end(lost(`socket error on ${label}`, cause)));
+    socket.on('close', () => this.end(lost(`connection to ${label} closed by the server`)));
     socket.on('drain', () => {
       if (!this.closed) this.handlers.onWritable();
     });
@@ -79,7 +97,8 @@ export class Connection {
   /**
    * False while the socket holds more than WRITE_BUFFER_BYTES the kernel has not taken (a server
    * that stopped reading): stop writing requests until onWritable, rather than buffer them all
-   * in the socket, where they could no longer wait for the next connection.
+   * in the socket, where a connection loss would leave their outcome unknown (requests still in
+   * the client fail as not sent).
    */
   get writable(): boolean {
     return !this.closed && this.socket.writableLength < WRITE_BUFFER_BYTES;
@@ -95,17 +114,40 @@ export class Connection {
     this.scheduleTick();
   }
 
-  /** Bounds a phase (the handshake) before the liveness clock runs. */
+  /**
+   * Bounds a phase (the handshake) before the liveness clock runs. Judged after the event loop
+   * has read the socket, as the read deadline is (see scheduleTick): the answer that ends the
+   * phase (and replaces this timer) may be waiting there after a stall.
+   */
   setDeadline(ms: number, what: string): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.close(lost(`${what} timed out after ${ms} ms on ${this.label}`)), ms);
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (this.timer === timer) this.close(lost(`${what} timed out after ${ms} ms on ${this.label}`));
+        }),
+      ms,
+    );
+    this.timer = timer;
   }
 
-  private scheduleTick(): void {
+  /**
+   * Sends a ping when nothing was sent for the ping interval, and drops the connection when
+   * nothing was received for the read timeout. Timers run before the event loop reads its
+   * sockets: after a stall of the loop (a long computation, a GC pause), bytes that arrived
+   * meanwhile are still unread when the deadline is judged here. So a deadline found passed is
+   * judged again `afterRead`, once the loop has read what is waiting (an immediate runs after the
+   * poll phase of the same turn): a healthy connection is not dropped for the process's own silence.
+   */
+  private scheduleTick(afterRead = false): void {
     if (this.closed) return;
     const now = performance.now();
     const readDeadline = this.lastReceivedAt + this.readTimeoutMs;
     if (now >= readDeadline) {
+      if (!afterRead) {
+        setImmediate(() => this.scheduleTick(true));
+        return;
+      }
       this.close(lost(`no data from ${this.label} for ${Math.round(now - this.lastReceivedAt)} ms (read timeout ${Math.round(this.readTimeoutMs)} ms)`));
       return;
     }
@@ -124,23 +166,57 @@ export class Connection {
       this.close(asZooKeeperError(error));
       return;
     }
-    for (const frame of frames) {
-      if (this.closed) return;
+    for (const frame of frames) this.inbox.push(frame);
+    if (!this.deferred) this.handleFrames();
+  }
+
+  /**
+   * Called by the handler of a frame that must not be handled yet: the frame, and every frame
+   * after it, is handed over again once the event loop has turned, when every promise
+   * continuation that the frames before it started has run.
+   */
+  deferFrame(): void {
+    this.deferred = true;
+  }
+
+  private handleFrames(): void {
+    for (let frame = this.inbox.peek(); frame && !this.reported; frame = this.inbox.peek()) {
       try {
         this.handlers.onFrame(frame);
       } catch (error) {
         this.close(asZooKeeperError(error));
         return;
       }
+      if (this.deferred) {
+        setImmediate(this.resume);
+        return;
+      }
+      this.inbox.shift();
     }
+    if (this.endReason) this.report();
   }
 
+  /** Ends the connection at once: the frames not handled yet are dropped. Also after the socket ended with frames left to handle. */
   close(reason: ZooKeeperError): void {
-    if (this.closed) return;
+    this.inbox = new Fifo();
+    this.end(reason);
+    this.report();
+  }
+
+  /** The socket ended or failed: reported once the frames read before are handled. */
+  private end(reason: ZooKeeperError): void {
+    if (this.endReason) return;
+    this.endReason = reason;
     this.closed = true;
     clearTimeout(this.timer);
     this.socket.destroy();
-    this.handlers.onClose(reason);
+    if (this.inbox.length === 0) this.report();
+  }
+
+  private report(): void {
+    if (this.reported) return;
+    this.reported = true;
+    this.handlers.onClose(this.endReason!);
   }
 }
 

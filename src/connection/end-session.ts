@@ -33,28 +33,34 @@ export function sendCloseSession(connection: Connection, deadlineMs: number): vo
 
 /**
  * Ends a session over a connection of its own, without credentials (closeSession needs none):
- * for a session whose connection the server closed, so that its ephemeral nodes go now rather
- * than when the server expires it. Best effort: resolves, never rejects, once the connection is
- * gone; a server that is unreachable, or reports the session already expired, leaves nothing to do.
+ * for a session whose connection the server closed, or that close() found disconnected, so that
+ * its ephemeral nodes go now rather than when the server expires it. Best effort: resolves, never
+ * rejects, once the connection is gone: true when the server answered (it ended the session, or
+ * reports it already expired: nothing is left to do), false when it could not be reached or did
+ * not answer within the timeout (another server may).
  */
-export async function endSession(target: HostPort, session: SessionToEnd, options: EndSessionOptions): Promise<void> {
+export async function endSession(target: HostPort, session: SessionToEnd, options: EndSessionOptions): Promise<boolean> {
   let socket;
   try {
     socket = await openSocket(target, options.timeoutMs, options.tls, new AbortController().signal);
   } catch {
-    return;
+    return false;
   }
   const done = new ZooKeeperError('CLOSED', 'session ended');
   let released: Promise<void> | undefined;
+  let answered = false;
   await new Promise<void>((resolve) => {
     let handshaken = false;
     const connection = new Connection(
       socket,
       {
         onFrame: (frame) => {
+          // The reply to closeSession: the server deleted the session's ephemeral nodes before it.
+          answered = handshaken;
           if (handshaken || frame instanceof OversizedFrame) return connection.close(done);
           handshaken = true;
           const response = readConnectResponse(new Reader(frame));
+          answered = response.timeout <= 0;
           if (response.timeout <= 0 || response.sessionId !== session.id) return connection.close(done);
           sendCloseSession(connection, options.timeoutMs);
         },
@@ -72,4 +78,5 @@ export async function endSession(target: HostPort, session: SessionToEnd, option
     connection.send(w.frame());
   });
   await released;
+  return answered;
 }

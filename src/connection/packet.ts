@@ -70,7 +70,10 @@ export class Packet<T = unknown> {
     const bounds: Bounds = {};
     this.bounds = bounds;
     if (timeout !== undefined) {
-      bounds.timer = setTimeout(() => this.fail(withoutStack(() => new ZooKeeperError('TIMEOUT', `no reply within ${timeout} ms`, { op: this.op, path: this.path }))), timeout);
+      // Judged in an immediate, after the event loop has read its sockets: timers run first, so
+      // after a stall of the loop a reply that came in time would still be unread (see Connection.scheduleTick).
+      const expire = (): void => this.fail(withoutStack(() => new ZooKeeperError('TIMEOUT', `no reply within ${timeout} ms`, { op: this.op, path: this.path })));
+      bounds.timer = setTimeout(() => setImmediate(expire), timeout);
     }
     if (signal) {
       bounds.unsubscribe = onAbort(signal, () =>

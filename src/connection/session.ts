@@ -79,6 +79,14 @@ const SET_WATCHES_FIXED_BYTES = 36;
 const MAX_BACKOFF_MS = 1000;
 
 /**
+ * How long close() may spend ending the session on the server (the session timeout when that is
+ * shorter: the server has expired it by then). A closeSession round trip, or a connection, a
+ * handshake and one, take milliseconds on a working server; the bound is for one that does not
+ * answer, where a process closing on its way out must not wait a whole session timeout.
+ */
+export const CLOSE_TIMEOUT_MS = 2000;
+
+/**
  * A ZooKeeper session over a succession of connections: the handshake, reconnection to the next
  * host within the session, request pipelining with FIFO reply matching, pings, auth and watch
  * re-registration, expiry (reported by a server, or concluded locally when no server was reachable
@@ -118,6 +126,14 @@ export class Session extends EventEmitter {
   private readonly waitTask = (): void => this.enforceWaitBound();
   /** Requests being failed, a slice per turn of the event loop: nothing is written meanwhile. */
   private readonly backlog = new Backlog(() => this.schedulePump());
+  /**
+   * A reply settled a caller's promise in this turn of the event loop: the code awaiting it has
+   * not run yet, so a watch event read now waits for the next turn (see onFrame).
+   */
+  private repliesUnseen = false;
+  private readonly repliesSeen = (): void => {
+    this.repliesUnseen = false;
+  };
   private pingsSentAt = new Fifo<number>();
   private readonly authInfo: AuthEntry[] = [];
   private authInFlight = new Fifo<AuthEntry>();
@@ -413,9 +429,7 @@ export class Session extends EventEmitter {
     // Failed before the connection closes, which would fail them with CONNECTIONLOSS instead.
     this.failAll(error);
     this.rejectAuthWaiters(error);
-    // A provisional session holds no ephemeral node, and only its read-only server knows it.
-    const session: SessionToEnd | undefined =
-      this.sessionId === 0n || this.provisional ? undefined : { id: this.sessionId, password: this.password, lastZxid: this.lastZxid, timeout: this.options.sessionTimeout };
+    const session = this.sessionToEnd();
     const connection = this.connection;
     connection?.close(error);
     this.state = 'closed';
@@ -423,8 +437,27 @@ export class Session extends EventEmitter {
     this.emit('state', 'closed', error);
     this.emit('closed', error);
     await connection?.released;
-    if (session && this.target) {
-      await endSession(this.target, session, { tls: this.options.tls, maxReplyBytes: this.options.maxReplyBytes, timeoutMs: this.connectTimeout() });
+    if (session) await this.endOnServer(session, performance.now() + this.connectTimeout());
+  }
+
+  /** The session as a handshake can take it over to end it; none for a provisional one (it holds no ephemeral node, and only its read-only server knows it). */
+  private sessionToEnd(): SessionToEnd | undefined {
+    if (this.sessionId === 0n || this.provisional) return undefined;
+    return { id: this.sessionId, password: this.password, lastZxid: this.lastZxid, timeout: this.options.sessionTimeout };
+  }
+
+  /**
+   * Ends `session` over a connection of its own (see endSession): the last server first, then
+   * the others, each for at most a connect timeout, until one answers or `deadline` passes.
+   */
+  private async endOnServer(session: SessionToEnd, deadline: number): Promise<void> {
+    // A session was established, so on some connection: this.target is set.
+    const last = this.target!;
+    for (const target of [last, ...this.hosts.others(last)]) {
+      const left = Math.floor(deadline - performance.now());
+      if (left < 1) return;
+      const timeoutMs = Math.min(this.connectTimeout(), left);
+      if (await endSession(target, session, { tls: this.options.tls, maxReplyBytes: this.options.maxReplyBytes, timeoutMs })) return;
     }
   }
 
@@ -501,7 +534,7 @@ export class Session extends EventEmitter {
         socket,
         {
           onFrame: (frame) => {
-            if (established) this.onFrame(frame);
+            if (established) this.onFrame(connection, frame);
             else if (closingStale) connection.close(new ZooKeeperError('CONNECTIONLOSS', 'stale session closed', { zkCode: -4 }));
             else {
               const outcome = this.onHandshake(connection, frame, requestedSession, offered);
@@ -594,8 +627,8 @@ export class Session extends EventEmitter {
 
   /**
    * The seeker found a read/write server: leave the read-only one for it (as Java's
-   * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests in
-   * flight on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
+   * pingRwServer does). A planned move, so `connecting` rather than `suspended`; requests not
+   * answered on the read-only connection fail with CONNECTIONLOSS, those made meanwhile wait.
    */
   private moveToReadWrite(host: HostPort): void {
     const connection = this.connection;
@@ -642,14 +675,27 @@ export class Session extends EventEmitter {
    * A reply over maxReplyBytes brings only its header, which is all that matching it, the zxid
    * and the liveness proof need: only its own request fails, the connection goes on.
    */
-  private onFrame(frame: DecodedFrame): void {
+  private onFrame(connection: Connection, frame: DecodedFrame): void {
     const r = new Reader(frame instanceof OversizedFrame ? frame.head : frame);
     const header = readReplyHeader(r);
+    if (header.xid === Xid.notification) {
+      // Watchers are called now, replies reach their callers through promises, a microtask or
+      // more later (as many as the await chain has links). A watch event read behind a reply
+      // waits until the event loop has turned, when the code awaiting that reply has run: else
+      // `await getData(p, { watch }); dirty = false` runs after the watcher it set, and loses the
+      // change. So does one read while older requests are still being failed. The frames behind
+      // it wait too, so that no later reply overtakes it.
+      if (this.repliesUnseen || this.backlog.busy) {
+        connection.deferFrame();
+        return;
+      }
+      // Only once handled: a zxid passed to setWatches tells the server what not to fire again.
+      if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
+      this.emit('notification', readWatcherEvent(r) satisfies WatcherEvent);
+      return;
+    }
     if (header.zxid > this.lastZxid) this.lastZxid = header.zxid;
     switch (header.xid) {
-      case Xid.notification:
-        this.emit('notification', readWatcherEvent(r) satisfies WatcherEvent);
-        return;
       case Xid.ping: {
         const sentAt = this.pingsSentAt.shift();
         if (sentAt !== undefined) this.liveness.onAnswer(sentAt, performance.now(), 'plain');
@@ -670,6 +716,10 @@ export class Session extends EventEmitter {
     if (this.pending.waiting > 0) this.schedulePump();
     this.liveness.onAnswer(packet.sentAt!, performance.now(), answerKind(packet.type, header.err));
     if (packet.settled) return;
+    if (!this.repliesUnseen) {
+      this.repliesUnseen = true;
+      setImmediate(this.repliesSeen);
+    }
     packet.onReply?.(header.err, header.xid);
     if (header.err !== 0) {
       // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
@@ -706,14 +756,15 @@ export class Session extends EventEmitter {
     this.announcement = undefined;
     this.seeker.stop();
     this.liveness.onConnectionLost();
-    // Requests queued but not written stay queued for the next connection: their outcome is known (not run).
+    // Everything asked before the loss of a session's connection and not answered fails, as in
+    // Java: those in flight (their outcome unknown), and those still waiting to be written behind
+    // them (not run). Only what is asked from now on waits for the next connection: what ran is a
+    // prefix of what was asked, never a prefix and then a tail the next connection ran.
+    // Requests asked while no connection was up wait through failed attempts (nothing was written).
     const lost = this.outstanding;
     this.outstanding = new Fifo();
-    // The detail, not the message: the new error adds its own code and op/path around it.
-    const message = `${reason.detail}; the outcome of the request is unknown`;
-    this.backlog.fail(lost, (packet) =>
-      withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason })),
-    );
+    this.backlog.fail(lost, connectionLoss(reason, 'the outcome of the request is unknown'));
+    if (established) this.backlog.fail(this.pending.takeAll(), connectionLoss(reason, 'the request was not sent'));
     if (this.isStopped) return;
     if (this.waitTimer === undefined) this.enforceWaitBound();
     // A planned move only for a provisional session: one a read-only server resumed (3.8's refuses
@@ -780,7 +831,11 @@ export class Session extends EventEmitter {
 
   /**
    * Ends the session on the server (its ephemeral nodes go at once), then drops the connection.
-   * Requests still waiting fail with CLOSED. Leaves no timer or socket behind.
+   * Requests still waiting fail with CLOSED. Leaves no timer or socket behind. Without a working
+   * connection (a brief disconnect; or the closeSession sent went unanswered) the session is ended
+   * over a connection of its own, the last server first, then the others, each for at most a
+   * connect timeout; all of it within CLOSE_TIMEOUT_MS. When none answers, close() resolves all
+   * the same and the ephemeral nodes stay until the server expires the session.
    */
   close(): Promise<void> {
     this.closing ??= this.doClose();
@@ -789,6 +844,9 @@ export class Session extends EventEmitter {
 
   private async doClose(): Promise<void> {
     if (this.state === 'closed') return;
+    const closeTimeout = Math.min(this.negotiatedTimeout || this.options.sessionTimeout, CLOSE_TIMEOUT_MS);
+    const deadline = performance.now() + closeTimeout;
+    let ended = false;
     if (this.ready && this.connection && this.sessionId !== 0n) {
       const connection = this.connection;
       // What was asked before close() goes out first, as far as maxInFlight lets it: the rest
@@ -797,15 +855,16 @@ export class Session extends EventEmitter {
       const w = new Writer(16);
       writeRequestHeader(w, 0, OpCode.closeSession);
       const frame = w.frame();
-      await new Promise<void>((resolve) => {
+      ended = await new Promise<boolean>((resolve) => {
         frame.writeInt32BE(this.nextXid(), 4);
-        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: Math.min(this.negotiatedTimeout, 2000) }, resolve, () => resolve());
+        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: closeTimeout }, () => resolve(true), () => resolve(false));
         this.markSent(packet as Packet, performance.now());
         connection.send(frame);
       });
     }
     // The server refused credentials meanwhile: the client has ended (closed emitted, with the reason) or is ending.
     if (this.authEnding) return this.authEnding;
+    const unended = ended ? undefined : this.sessionToEnd();
     clearTimeout(this.expiryTimer);
     this.state = 'closed';
     this.stopping.abort();
@@ -816,6 +875,7 @@ export class Session extends EventEmitter {
     this.failAll(closed);
     this.rejectAuthWaiters(new ZooKeeperError('CLOSED', 'client closed', { op: 'addAuth' }));
     await connection?.released;
+    if (unended) await this.endOnServer(unended, deadline);
     await this.backlog.idle();
     this.emit('state', 'closed');
     this.emit('closed');
@@ -854,6 +914,13 @@ function answerKind(type: number, err: number): AnswerKind {
 
 function emptyLists(): { [K in keyof WatchLists]: string[] } {
   return { data: [], exist: [], child: [], persistent: [], persistentRecursive: [] };
+}
+
+/** The CONNECTIONLOSS of a request the loss `reason` ended, saying what became of it. */
+function connectionLoss(reason: ZooKeeperError, outcome: string): (packet: Packet) => ZooKeeperError {
+  // The detail, not the message: the new error adds its own code and op/path around it.
+  const message = `${reason.detail}; ${outcome}`;
+  return (packet) => withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason }));
 }
 
 /** An error like `reason` (its code and words, it as the cause) told of another request. */

@@ -1,4 +1,4 @@
-import type { Stat, ZooKeeperClient } from '../client/index.js';
+import type { Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import { abandon, giveUpNode } from './abandon.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
@@ -19,6 +19,8 @@ import { createMayHaveRun, isTransient } from './transient.js';
 import type { Handoff, ParentRead } from './lock-delay.js';
 import { joinedHandoff } from './lock-delay.js';
 import { timerAt } from './timer-at.js';
+import { anySignal } from './any-signal.js';
+import type { NodeWatch } from './lease-monitor.js';
 import type { AclOptions, LockAcl } from './lock-acl.js';
 import { nodeAcl, pathAcl } from './lock-acl.js';
 
@@ -55,6 +57,8 @@ export interface HeldNode extends QueuedNode {
   /** With a lockDelay: how the lock came to us, and how long (ms) the acquire waited for that. */
   handoff?: Handoff;
   delayed?: number;
+  /** The watch our node had while it waited, still set: the lease's monitor takes it over (see watchOwnNode). */
+  watch?: NodeWatch;
 }
 
 /** Someone deleted our node while it waited (an operator, a forced release): our place in the queue is gone. */
@@ -99,7 +103,7 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
     });
     try {
       const turn = await waitForTurn(o, node);
-      if (!o.lockDelay || !turn.handoff) return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver: turn.recordOver ?? null };
+      if (!o.lockDelay || !turn.handoff) return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver: turn.recordOver ?? null, watch: turn.watch };
       let { recordOver } = turn;
       let delayed = 0;
       if (turn.handoff.kind === 'clean') recordOver ??= await recordVersion(o, node);
@@ -113,7 +117,7 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
           stop.abort();
         }
       }
-      return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver, handoff: turn.handoff.kind, delayed };
+      return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver, handoff: turn.handoff.kind, delayed, watch: turn.watch };
     } catch (error) {
       if (error instanceof SessionLost) {
         if (o.failOnExpiry) throw new LockError('SESSIONEXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' });
@@ -278,6 +282,8 @@ interface Turn {
   recordOver: number | null | undefined;
   /** With a lockDelay: how the lock came to us, and when (performance.now()) we saw the last holder go. */
   handoff?: { kind: Handoff; seenAt: number };
+  /** See HeldNode.watch. */
+  watch?: NodeWatch;
 }
 
 /** Resolves when our node holds the lock, with what our release may record and, with a lockDelay, how the lock came to us. */
@@ -349,10 +355,10 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
  * new session: our node may be gone although every blocker went. Having read the lock path while
  * waiting, we likely have someone queued behind us: `turn` tells them how we went.
  */
-function afterWait(o: QueueOptions, node: Created, ours: { readonly deleted: boolean } | undefined, turn: Turn): Turn {
+function afterWait(o: QueueOptions, node: Created, ours: OwnNode | undefined, turn: Turn): Turn {
   if (ours?.deleted) throw new NodeLost();
   if (o.client.sessionId !== node.stat.ephemeralOwner) throw new SessionLost();
-  return turn;
+  return ours ? { ...turn, watch: ours } : turn;
 }
 
 /** The version a record of ours may replace, from the read before our create: undefined when there was none to go by. */
@@ -387,17 +393,35 @@ function followsRest(kind: ContenderKind, ahead: readonly Contender[]): boolean 
 function watchOwnNode(client: ZooKeeperClient, path: string, onEnd?: () => void): OwnNode {
   let ended: OwnNode['ended'];
   let ignored = false;
+  /** The server answered that the watch is set, and it has not fired since. */
+  let armed = false;
+  /** Who hears the watch's event once the lease's monitor took it over. */
+  let adopter: ((event: WatchEvent) => void) | undefined;
   const end = (why: OwnNode['ended']): void => {
     if (ignored || ended || !why) return;
     ended = why;
     onEnd?.();
   };
-  client.exists(path, { watch: (event) => end(event.type === 'deleted' || event.type === 'expired' || event.type === 'closed' ? event.type : undefined) }).then(
-    (stat) => end(stat === null ? 'deleted' : undefined),
+  const watch = (event: WatchEvent): void => {
+    armed = false;
+    if (adopter) adopter(event);
+    else end(event.type === 'deleted' || event.type === 'expired' || event.type === 'closed' ? event.type : undefined);
+  };
+  client.exists(path, { watch }).then(
+    (stat) => {
+      if (stat === null) end('deleted');
+      // Unless it already fired (its event comes before the reply of any later request, not of this one).
+      else if (!ended) armed = true;
+    },
     // Not watched across a lost connection: an admin deleting a waiting node then is caught by the lease monitor.
     () => undefined,
   );
   return {
+    adopt: (watcher) => {
+      if (!armed) return false;
+      adopter = watcher;
+      return true;
+    },
     get deleted() {
       return ended === 'deleted';
     },
@@ -408,7 +432,7 @@ function watchOwnNode(client: ZooKeeperClient, path: string, onEnd?: () => void)
   };
 }
 
-interface OwnNode {
+interface OwnNode extends NodeWatch {
   readonly deleted: boolean;
   /** What ended the watch on our node: its deletion, our session's expiry or the client's close. */
   readonly ended: 'deleted' | 'expired' | 'closed' | undefined;
@@ -520,7 +544,7 @@ async function delayTurn(o: QueueOptions, node: Created, until: number, stop: Ab
   // Unref'd: a delay alone must not keep the process alive; the session's socket does while it lasts.
   const cancel = timerAt(until, wake, true);
   const bound = o.deadline.requestSignal;
-  const ends = bound ? AbortSignal.any([bound, stop]) : stop;
+  const ends = bound ? anySignal([bound, stop]) : stop;
   ends.addEventListener('abort', wake, { once: true });
   // Aborted already (the listener would never hear it): no waiting out the delay.
   if (ends.aborted) wake();

@@ -137,6 +137,37 @@ export async function leaseHoldersOf(client: ZooKeeperClient, semaphorePath: str
 }
 
 /**
+ * A semaphore in kazoo's layout: its lease holders are every child of `path` (kazoo's named by a
+ * uuid, zklock's `_c_<uuid>-lease-<seq>`), in creation order; its waiters, the contenders of the
+ * kazoo lock at `<path>-__lock__`, in queue order (its holder first: the head, counting leases).
+ */
+export async function kazooSemaphoreOf(client: ZooKeeperClient, path: string): Promise<LockState> {
+  const [holders, queue] = await Promise.all([kazooLeaseHolders(client, path), participantsOf(client, `${path}-__lock__`, 'queue')]);
+  return { lockPath: path, kind: 'semaphore', holders, waiters: [...queue.holders, ...queue.waiters] };
+}
+
+/** See kazooSemaphoreOf. */
+export async function kazooLeaseHolders(client: ZooKeeperClient, path: string): Promise<ContenderInfo[]> {
+  let names: string[];
+  try {
+    names = (await client.getChildren(path)).children;
+  } catch (error) {
+    if (error instanceof ZooKeeperError && error.code === 'NONODE') return [];
+    throw error;
+  }
+  if (names.length === 0) return [];
+  const reads = await client.multiRead(names.map((name) => ({ type: 'getData' as const, path: joinPath(path, name) })));
+  const holders: ContenderInfo[] = [];
+  names.forEach((name, i) => {
+    const read = reads[i];
+    if (!read || read instanceof ZooKeeperError || read.op !== 'getData') return;
+    const seq = LEASE_NAME.exec(name)?.[1];
+    holders.push(describe(joinPath(path, name), { name, seq: seq === undefined ? 0 : Number(seq), kind: 'shared' }, read));
+  });
+  return holders.sort((a, b) => (a.fencingToken < b.fencingToken ? -1 : a.fencingToken > b.fencingToken ? 1 : 0));
+}
+
+/**
  * A simple lock's holder: the node at its path, if any. Its waiters leave no node (they watch
  * the path), so none can be listed; the node has no sequence: its `seq` is 0.
  */

@@ -24,6 +24,15 @@ export function safetyMargin(client: ZooKeeperClient, options: LeaseMonitorOptio
   return options.safetyMargin ?? Math.max(client.sessionTimeout / 10, 100);
 }
 
+/**
+ * A watch already set on our node before the lease existed (a waiter's, see watchOwnNode in
+ * contender-queue.ts): a monitor that takes it over needs no read of its own.
+ */
+export interface NodeWatch {
+  /** From now on `watcher` hears the watch's event; false (nothing changed) when the watch is not known set, or already fired. */
+  adopt(watcher: (event: WatchEvent) => void): boolean;
+}
+
 /** Nothing to wait for (a lease that reads no data, a look once watching): one settled promise for all, none made per look. */
 const NOTHING_TO_READ: Promise<void> = Promise.resolve();
 
@@ -72,6 +81,8 @@ export class LeaseMonitor {
     private readonly onEnd?: () => void,
     /** The lease watched, named by zklock:lock:lost (see diagnostics.ts). */
     private readonly lease?: Lease,
+    /** A watch on our node set while it waited, taken over rather than read again (not by a lease that reads its data). */
+    watched?: NodeWatch,
   ) {
     this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
     this.margin = safetyMargin(client, options);
@@ -79,9 +90,16 @@ export class LeaseMonitor {
     if (client.sessionId !== node.ephemeralOwner) this.lose('SESSIONEXPIRED', 'the session that created the node has ended');
     // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
     else this.checkProof();
+    // Still set since before the hand-out: a deletion since then is heard as from our own read.
+    if (!onData && watched?.adopt(this.watcher)) this.watching = true;
     this.firstRead = onData ? this.observe() : NOTHING_TO_READ;
-    // Someone counts losses: a deletion must reach them even if nobody looks at the lease.
-    if (lease && lostChannel.hasSubscribers) void this.observe();
+    // Watched from the hand-out, not from the first look: a look answers synchronously, and a
+    // watch set only then would answer it from what the acquire knew, however long ago (a node
+    // deleted meanwhile, the lock taken by another session, still said held). Watched from here,
+    // our node's deletion is notified to us before any later reply (the server orders both), so
+    // a look never says held once our client has heard from a server state without our node.
+    // Internal leases (a semaphore's place in its queue) are looked at only by their lock.
+    if (lease) void this.observe();
   }
 
   /**
@@ -100,10 +118,9 @@ export class LeaseMonitor {
   }
 
   /**
-   * The watch on our node is set when someone first looks (signal, held), or at once for a
-   * revocable lease (`onData`): a deletion nobody can observe needs no request, and an
-   * uncontended acquire/release cycle stays at the server's ceiling. A node already gone by then
-   * is reported at once (getData answers NONODE).
+   * Sets the watch on our node, once: at hand-out (see the constructor), or for an internal lease
+   * when its lock first looks (signal, held). A node already gone by then is reported at once
+   * (getData answers NONODE).
    */
   private observe(): Promise<void> {
     // A lease already known lost needs no watch.

@@ -5,7 +5,7 @@ import { deleteGuaranteed } from './guaranteed-delete.js';
 import { clientsOf } from './hand-out.js';
 import type { HoldLimit } from './hold-limit.js';
 import { limitHold } from './hold-limit.js';
-import type { LeaseMonitorOptions } from './lease-monitor.js';
+import type { LeaseMonitorOptions, NodeWatch } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
 import type { Handoff } from './lock-delay.js';
 import { LockError } from './lock-error.js';
@@ -38,6 +38,8 @@ export interface ReleaseHooks {
   ended?: () => void;
   /** Called when the server has no write permission for the record (the node was deleted all the same). */
   recordRefused?: () => void;
+  /** The watch our node had while it waited, if still set: the lease's monitor takes it over (see NodeWatch). */
+  watched?: NodeWatch;
 }
 
 /**
@@ -76,7 +78,7 @@ export class Lease implements AsyncDisposable {
       const revocation = this.revocationRequest();
       onData = (data) => revocation.observe(data);
     }
-    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended, isInternal(options) ? undefined : this);
+    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended, isInternal(options) ? undefined : this, hooks.watched);
     if (options.revocable && options.revocationPending) this.revocation!.inherit(options.revocationPending);
   }
 

@@ -21,6 +21,9 @@ import { ZooKeeperError } from '../client/index.js';
  * - `GUARD_NOT_SUPPORTED`: `guard()` on a lease whose node a namesake may replace (SimpleLock).
  * - `LEASE_LIMIT_MISMATCH`: a semaphore's limit differs from the one recorded on its path by
  *   the contenders before it (see lease-limit.ts).
+ * - `FOREIGN_SEMAPHORE`: a semaphore's path holds children that are not zklock's or Curator's
+ *   (`locks/`, `leases/`): kazoo's Semaphore keeps its leases there, and the two cannot count
+ *   each other's (see lease-limit.ts). Thrown before a lease is taken.
  * - `INVALID_ARGUMENT`: bad options (a negative timeout, a `maxHold` that is not above 0, a semaphore of 0, more leases than it allows, an empty lock set).
  * - `REVOCATION_REQUESTED`: not thrown; the reason of a revocable lease's `revocationRequested`
  *   signal (someone asked the holder to let go; see revocation.ts).
@@ -37,6 +40,7 @@ export type LockErrorCode =
   | 'LOCK_LOST'
   | 'GUARD_NOT_SUPPORTED'
   | 'LEASE_LIMIT_MISMATCH'
+  | 'FOREIGN_SEMAPHORE'
   | 'INVALID_ARGUMENT'
   | 'REVOCATION_REQUESTED';
 

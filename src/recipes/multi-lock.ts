@@ -10,6 +10,7 @@ import type { Lease } from './lease.js';
 import type { QueueLock } from './mutex.js';
 import { releaseQuietly } from './mutex.js';
 import { lockTraced, traceAcquire } from './diagnostics.js';
+import { anySignal } from './any-signal.js';
 
 /** Several held locks (or a semaphore's leases) as one. Its signal aborts when any of them is lost. */
 export class MultiLease implements AsyncDisposable {
@@ -21,7 +22,7 @@ export class MultiLease implements AsyncDisposable {
     /** In acquisition order (a multi-lock's sorted by lock path). */
     readonly leases: readonly Lease[],
   ) {
-    this.combined = AbortSignal.any(leases.map((lease) => lease.signal));
+    this.combined = anySignal(leases.map((lease) => lease.signal));
   }
 
   /**

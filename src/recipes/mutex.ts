@@ -142,7 +142,7 @@ export class QueueLock {
   }
 
   private lease(node: HeldNode, previous: ReleasedContender | undefined): Lease {
-    if (this.kind !== 'exclusive') return tracked(this, (hooks) => new Lease(this.client, this.lockPath, node.path, node.stat, this.options, hooks));
+    if (this.kind !== 'exclusive') return tracked(this, (hooks) => new Lease(this.client, this.lockPath, node.path, node.stat, this.options, { ended: hooks.ended, watched: node.watch }));
     const held = { seq: node.seq, czxid: node.stat.czxid };
     if (previous) this.uncontended = provenSole(previous, held);
     return tracked(this, (hooks) =>
@@ -153,6 +153,7 @@ export class QueueLock {
         // Marked with our lockDelay once the handoff to us was proven clean or delayed (see lock-delay.ts).
         record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name, node.handoff && this.lockDelay), version: node.recordOver },
         recordRefused: () => (this.recordRefused = true),
+        watched: node.watch,
       }, node.handoff && { kind: node.handoff, delayed: node.delayed ?? 0 }),
     );
   }

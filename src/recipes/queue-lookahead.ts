@@ -1,6 +1,7 @@
 import type { Contender } from './contender-name.js';
 import type { QueueWait } from './queue-watch.js';
 import { presentBlockers, waitUntilGone } from './queue-watch.js';
+import { anySignal } from './any-signal.js';
 
 /**
  * The handoff without a request. A waiter watches only its nearest blocker B; when B goes it must
@@ -37,7 +38,7 @@ export class Lookahead {
   private readonly stopper = new AbortController();
 
   constructor(o: QueueWait, rest: readonly Contender[], owner: bigint) {
-    void this.follow(o, rest, owner, AbortSignal.any([o.deadline.signal, this.stopper.signal]));
+    void this.follow(o, rest, owner, anySignal([o.deadline.signal, this.stopper.signal]));
   }
 
   /** Whether every contender it follows is known gone; waits for a check already on its way rather than sending another. */

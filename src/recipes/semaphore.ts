@@ -4,8 +4,8 @@ import { giveUp } from './abandon.js';
 import { createProtected } from './contender-queue.js';
 import { randomUUID } from 'node:crypto';
 import type { ContenderInfo, LockState } from './inspect.js';
-import { leaseHoldersOf, participantsOf } from './inspect.js';
-import { verifyLeaseLimit } from './lease-limit.js';
+import { kazooLeaseHolders, kazooSemaphoreOf, leaseHoldersOf, participantsOf } from './inspect.js';
+import { refuseLayout, verifyLeaseLimit } from './lease-limit.js';
 import { MultiLease, releaseAll } from './multi-lock.js';
 import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
 import { Deadline, tryOnly } from './deadline.js';
@@ -14,6 +14,7 @@ import { handOut } from './hand-out.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { Lease } from './lease.js';
 import type { LeaseMonitorOptions } from './lease-monitor.js';
+import type { Layout } from './contender-name.js';
 import { LockError } from './lock-error.js';
 import type { LockOptions } from './mutex.js';
 import { Mutex, releaseQuietly } from './mutex.js';
@@ -27,21 +28,31 @@ import type { AclOptions } from './lock-acl.js';
 
 export interface SemaphoreOptions extends LeaseMonitorOptions, AclOptions {
   ownerId?: string;
+  /**
+   * `'curator'` (default): Curator's InterProcessSemaphoreV2 layout, the queue at `<path>/locks`,
+   * leases under `<path>/leases`. `'kazoo'`: kazoo's Semaphore layout, the queue a kazoo lock at
+   * `<path>-__lock__`, leases the path's own children, every one of them counted: it shares a
+   * path with kazoo's Semaphore. Each refuses a path the other layout uses (FOREIGN_SEMAPHORE).
+   */
+  layout?: Layout;
 }
 
 /** What a semaphore's acquire events name (see diagnostics.ts). */
-type SemaphoreFacts = { lockPath: string; kind: 'semaphore'; layout: 'curator' };
+type SemaphoreFacts = { lockPath: string; kind: 'semaphore'; layout: Layout };
 
 /**
  * Up to `maxLeases` holders at once, in Curator's InterProcessSemaphoreV2 layout: waiters queue
  * on a fair lock at `<path>/locks`; only the head of that queue watches `<path>/leases` for a
  * free slot, so one release wakes one waiter; a lease is an ephemeral node under `<path>/leases`.
+ * In kazoo's layout (`layout: 'kazoo'`) the same, with the queue at `<path>-__lock__` and the
+ * leases as `<path>`'s own children, which kazoo's Semaphore counts, and so do we.
  * The limit is recorded in `<path>`'s data, so contenders with another limit fail (lease-limit.ts).
  */
 export class Semaphore {
   private readonly queue: Mutex;
   private readonly leasesPath: string;
   private readonly traceFacts: SemaphoreFacts;
+  private readonly layout: Layout;
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -54,10 +65,15 @@ export class Semaphore {
       throw new LockError('INVALID_ARGUMENT', `a semaphore needs a whole number of leases >= 1, got ${String(maxLeases)}`, { path, op: 'semaphore' });
     }
     // Its events would be the semaphore's own told twice: traced is the semaphore's acquire alone.
-    const queueOptions: LockOptions = internalLock({ ownerId: options.ownerId, acl: options.acl });
-    this.queue = new Mutex(client, joinPath(path, 'locks'), queueOptions);
-    this.leasesPath = joinPath(path, 'leases');
-    this.traceFacts = { lockPath: path, kind: 'semaphore', layout: 'curator' };
+    this.layout = options.layout ?? 'curator';
+    if (this.layout !== 'curator' && this.layout !== 'kazoo') {
+      throw new LockError('INVALID_ARGUMENT', `layout must be 'curator' or 'kazoo', got ${String(this.layout)}`, { path, op: 'semaphore' });
+    }
+    const kazoo = this.layout === 'kazoo';
+    const queueOptions: LockOptions = internalLock({ ownerId: options.ownerId, layout: this.layout, acl: options.acl });
+    this.queue = new Mutex(client, kazoo ? `${path}-__lock__` : joinPath(path, 'locks'), queueOptions);
+    this.leasesPath = kazoo ? path : joinPath(path, 'leases');
+    this.traceFacts = { lockPath: path, kind: 'semaphore', layout: this.layout };
   }
 
   /**
@@ -129,12 +145,12 @@ export class Semaphore {
 
   /** Who holds a lease, in the order they took them, with their owner where the holder wrote one (Curator's getParticipantNodes, kazoo's lease_holders). */
   async leaseHolders(): Promise<ContenderInfo[]> {
-    return leaseHoldersOf(this.client, this.path);
+    return this.layout === 'kazoo' ? kazooLeaseHolders(this.client, this.path) : leaseHoldersOf(this.client, this.path);
   }
 
   /** The lease holders (`holders`) and the queue for leases (`waiters`, its head first); nobody when the path does not exist. */
   async participants(): Promise<LockState> {
-    return participantsOf(this.client, this.path, 'semaphore');
+    return this.layout === 'kazoo' ? kazooSemaphoreOf(this.client, this.path) : participantsOf(this.client, this.path, 'semaphore');
   }
 
   private leaseCount(leases: number | undefined, op: string): number | undefined {
@@ -151,16 +167,21 @@ export class Semaphore {
   private async attempt(deadline: Deadline, wait: boolean, count: number): Promise<Lease[] | null> {
     let queueLease: Lease | null = null;
     let leases: Lease[] | null = null;
+    let counted!: (children: number) => void;
+    const ourChildren = new Promise<number>((resolve) => (counted = resolve));
     try {
       queueLease = wait ? await this.queue.acquire({ signal: deadline.signal }) : await this.queue.tryAcquire({ signal: deadline.requestSignal });
       if (!queueLease) return null;
-      // Sent before the first count of the leases, so both come back in one round trip.
-      const limitChecked = verifyLeaseLimit(this.client, this.path, this.maxLeases, queueLease.sessionId, deadline);
+      // Sent before the first count of the leases, so both come back in one round trip; the count
+      // tells the check which of our two children (locks/, leases/) the path has (see lease-limit.ts).
+      const limitChecked = verifyLeaseLimit(this.client, this.path, this.maxLeases, queueLease.sessionId, deadline, ourChildren, this.layout === 'kazoo');
       limitChecked.catch(() => undefined);
-      const free = await this.waitForSlots(deadline, wait, queueLease, count, limitChecked);
+      const free = await this.waitForSlots(deadline, wait, queueLease, count, limitChecked, counted);
       await limitChecked;
       leases = free ? await this.createLeases(deadline, queueLease, count) : null;
     } finally {
+      // Failed before the count: the check has nothing left to decide.
+      counted(Infinity);
       if (queueLease) await this.leaveQueue(deadline, queueLease, leases);
     }
     return leases;
@@ -192,7 +213,9 @@ export class Semaphore {
       return { prefix: `_c_${uuid}-lease-`, protectionId: uuid };
     };
     const session = queueLease.sessionId;
-    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session, list: false, acl: this.options.acl })));
+    // kazoo's Semaphore lists its path without making it again once it has: a container the server reaped would fail it.
+    const container = this.layout !== 'kazoo';
+    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session, list: false, container, acl: this.options.acl })));
     const nodes = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     try {
       const failure = results.find((result) => result.status === 'rejected');
@@ -215,7 +238,7 @@ export class Semaphore {
    * contender with the wrong limit should fail, not wait). False (not waiting) when `wait` is
    * false and the slots are not free.
    */
-  private async waitForSlots(deadline: Deadline, wait: boolean, queueLease: Lease, count: number, limitChecked: Promise<void>): Promise<boolean> {
+  private async waitForSlots(deadline: Deadline, wait: boolean, queueLease: Lease, count: number, limitChecked: Promise<void>, counted: (children: number) => void): Promise<boolean> {
     for (;;) {
       deadline.check();
       if (!queueLease.held) throw sessionLost(this.path);
@@ -229,11 +252,25 @@ export class Semaphore {
         // The deadline may have passed with the request in flight: its watch must not outlive us.
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
         if (!(error instanceof ZooKeeperError)) throw error;
-        if (error.code === 'NONODE') return true;
+        if (error.code === 'NONODE') {
+          // No leases/ (yet, or reaped): locks/ is our only child. (In kazoo's layout the path itself is gone: nothing to check.)
+          counted(this.layout === 'kazoo' ? Infinity : 1);
+          return true;
+        }
         if (!isTransient(error)) throw error;
         await awaitSession(this.client, queueLease.sessionId, deadline);
         continue;
       }
+      if (this.layout === 'kazoo') {
+        // The listing is of the path itself: its children tell the other layout at once.
+        counted(Infinity);
+        try {
+          refuseLayout(this.path, 'kazoo', children);
+        } catch (error) {
+          this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
+          throw error;
+        }
+      } else counted(2);
       const free = children.length + count <= this.maxLeases;
       if (free || !wait) {
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);

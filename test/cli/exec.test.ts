@@ -79,20 +79,25 @@ describe('zklock exec', () => {
     assert.equal(free.code, 0, free.stderr);
   });
 
-  it('--limit 2 lets exactly two of three run together', async () => {
-    const log = logFile('limit');
-    const runs = [1, 2, 3].map(() => startCli(['exec', '--limit', '2', '/cli/limit', '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env));
-    // Two hold until the test ends their holds, however far apart the three processes started.
-    await waitForEvents(log, 'start', 2);
-    endHolds(log);
-    await waitForEvents(log, 'start', 3);
-    endHolds(log);
-    const codes = await Promise.all(runs.map((r) => r.exited()));
-    assert.deepEqual(codes, [0, 0, 0], runs.map((r) => r.stderr()).join('\n'));
-    const spans = intervals(log);
-    assert.equal(spans.length, 3);
-    assert.equal(maxConcurrency(spans), 2);
-  });
+  for (const layout of ['curator', 'kazoo'] as const) {
+    it(`--limit 2 lets exactly two of three run together${layout === 'kazoo' ? " (--layout kazoo: kazoo's Semaphore layout, leases the path's children)" : ''}`, async () => {
+      const log = logFile(`limit-${layout}`);
+      const path = `/cli/limit-${layout}`;
+      const runs = [1, 2, 3].map(() => startCli(['exec', '--limit', '2', '--layout', layout, path, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env));
+      // Two hold until the test ends their holds, however far apart the three processes started.
+      await waitForEvents(log, 'start', 2);
+      const leases = layout === 'kazoo' ? (await client.getChildren(path)).children : (await client.getChildren(`${path}/leases`)).children;
+      assert.equal(leases.length, 2, `two lease nodes where ${layout}'s layout keeps them`);
+      endHolds(log);
+      await waitForEvents(log, 'start', 3);
+      endHolds(log);
+      const codes = await Promise.all(runs.map((r) => r.exited()));
+      assert.deepEqual(codes, [0, 0, 0], runs.map((r) => r.stderr()).join('\n'));
+      const spans = intervals(log);
+      assert.equal(spans.length, 3);
+      assert.equal(maxConcurrency(spans), 2);
+    });
+  }
 
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     it(`passes ${signal} to the command and removes its node`, async () => {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { WatchEvent } from '../../src/index.js';
 import { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, Perms, READ_ACL_UNSAFE, ZooKeeperClient, ZooKeeperError, digestAcl } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
+import { removedWatcher } from '../support/removed-watcher.js';
 import { deferred } from '../support/wait.js';
 
 describe('client operations against a real server', () => {
@@ -270,15 +271,12 @@ describe('client operations against a real server', () => {
 
   it('removes a watcher on the server so it never fires', async () => {
     await client.create('/ops-rw');
-    let fired = 0;
-    const watcher = (): void => {
-      fired++;
-    };
+    const watcher = removedWatcher();
     await client.getData('/ops-rw', { watch: watcher });
     await client.removeWatcher('/ops-rw', watcher);
     await client.setData('/ops-rw', 'x');
     await client.sync('/');
-    assert.equal(fired, 0);
+    assert.deepEqual(watcher.removals, ['dataWatchRemoved /ops-rw'], 'told of its removal, and of nothing after it');
   });
 
   it('streams persistent and recursive watch events until removed', async () => {

@@ -5,6 +5,7 @@ import type { FaultProxy } from '../../src/testing/index.js';
 import { RecipeFixture, within } from '../recipes/fixtures.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { serverWatches } from '../support/server-watches.js';
+import { removedWatcher } from '../support/removed-watcher.js';
 import { deferred, eventually, nextEvent } from '../support/wait.js';
 
 describe('persistent watches', () => {
@@ -50,8 +51,8 @@ describe('persistent watches', () => {
       for (let i = 0; i < count; i++) await zk.admin.setData(path, `${Date.now()}-${i}`);
     }
 
-    /** A watcher that must never be called. */
-    const never = (): void => assert.fail('a removed watcher must not be called');
+    /** A watcher the tests remove: it must hear nothing but its removal. */
+    const never = removedWatcher();
 
     it('a getData watch fires once and leaves every event to the persistent watch, also once removed', async () => {
       await zk.admin.create('/pos-data', 'v0');
@@ -225,6 +226,34 @@ describe('persistent watches', () => {
         assert.equal(watch.active, true);
         await watch.remove();
         await tree.remove();
+      });
+
+      it('tells persistent and recursive watches, listeners and iterators, of the gap: disconnected, then reconnected', async () => {
+        await zk.admin.create('/pos-gap');
+        await zk.admin.create('/pos-gap-tree');
+        const shallow = await proxied.addWatch('/pos-gap');
+        const tree = await proxied.addWatch('/pos-gap-tree', { recursive: true });
+        const heard = { shallow: collect(shallow), tree: collect(tree) };
+        const iterated: string[] = [];
+        const iteration = (async () => {
+          for await (const event of tree) {
+            iterated.push(`${event.type} ${event.path}`);
+            if (event.path === '/pos-gap-tree/after') break;
+          }
+        })();
+        // Changed while disconnected: the server's re-registered persistent watch does not report it.
+        await disconnected(() => zk.admin.create('/pos-gap-tree/meanwhile').then(() => undefined));
+        // `reconnected` comes with the handshake; the re-registration (setWatches) is in effect once a later request is answered.
+        await proxied.sync('/');
+        await zk.admin.create('/pos-gap-tree/after');
+        await within(iteration, ROUND_TRIPS_MS, 'the iterator has the change made after the reconnect');
+        const gapOf = (events: readonly WatchEvent[]): string[] => events.filter((e) => e.type === 'disconnected' || e.type === 'reconnected').map((e) => `${e.type} ${e.path}`);
+        assert.deepEqual(gapOf(heard.shallow), ['disconnected /pos-gap', 'reconnected /pos-gap']);
+        assert.deepEqual(gapOf(heard.tree), ['disconnected /pos-gap-tree', 'reconnected /pos-gap-tree']);
+        const gap = iterated.filter((line) => !line.endsWith('/meanwhile'));
+        assert.deepEqual(gap, ['disconnected /pos-gap-tree', 'reconnected /pos-gap-tree', 'created /pos-gap-tree/after'], 'the iterator has the gap in its place');
+        assert.equal(tree.active, false, 'leaving the loop removed the watch');
+        await shallow.remove();
       });
 
       it('a read that relied on an addWatch that failed unsent is sent again, setting a server watch', async () => {

@@ -126,7 +126,8 @@ describe('ACLs on the nodes a recipe creates (issue 29)', () => {
     assert.deepEqual(sortAcl((await observer.getACL('/default-fn/mid')).acl), sortAcl([svc.acl(Perms.ALL), ...READ_ACL_UNSAFE]));
     assert.deepEqual(sortAcl((await observer.getACL('/default-fn/mid/leaf')).acl), sortAcl([svc.acl(Perms.ALL)]));
 
-    const empty = await zk.client({ defaultAcl: [] });
+    await assert.rejects(zk.client({ defaultAcl: [] }), (error: unknown) => error instanceof ZooKeeperError && error.code === 'INVALID_ARGUMENT' && /defaultAcl/.test(error.message));
+    const empty = await zk.client({ defaultAcl: () => [] });
     await assert.rejects(empty.create('/default-empty'), (error: unknown) => {
       assert.ok(error instanceof ZooKeeperError);
       assert.equal(error.code, 'INVALID_ARGUMENT');

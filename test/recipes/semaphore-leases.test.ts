@@ -219,7 +219,7 @@ describe('Semaphore: several leases at once, the recorded limit', () => {
     });
     const deadline = new Deadline({ timeout: WAITER_TIMEOUT_MS }, path, 'acquire');
     try {
-      await assert.rejects(verifyLeaseLimit(client, path, 2, client.sessionId, deadline), isLockError('LEASE_LIMIT_MISMATCH'));
+      await assert.rejects(verifyLeaseLimit(client, path, 2, client.sessionId, deadline, Promise.resolve(Infinity)), isLockError('LEASE_LIMIT_MISMATCH'));
     } finally {
       deadline.dispose();
     }

@@ -147,7 +147,8 @@ export class LiveTree extends EventEmitter<LiveTreeEvents> {
   }
 
   private onEvent(event: WatchEvent): void {
-    if (event.type === 'expired' || event.type === 'closed') return;
+    // The session's states are handled by the state listener (it reads the tree again after a reconnect, watch or poll).
+    if (event.type === 'expired' || event.type === 'closed' || event.type === 'disconnected' || event.type === 'reconnected') return;
     for (const path of affectedPaths(event.path, this.root)) this.dirty.add(path);
     this.flushSoon(BATCH_MS);
   }
