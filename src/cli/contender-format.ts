@@ -10,6 +10,7 @@ export function contenderJson(c: ContenderInfo, now = Date.now()): Record<string
     kind: c.kind,
     owner: c.owner,
     ...(c.revocationRequested ? { revocationRequested: true } : {}),
+    ...(c.unreadable ? { unreadable: true } : {}),
     sessionId: hexId(c.sessionId),
     createdAt: c.createdAt.toISOString(),
     ageMs: now - c.createdAt.getTime(),

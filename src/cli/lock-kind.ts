@@ -1,4 +1,4 @@
-import type { AcquireOptions, Layout, Lease, TryAcquireOptions, ZooKeeperClient } from '../index.js';
+import type { ACL, AcquireOptions, Layout, Lease, TryAcquireOptions, ZooKeeperClient } from '../index.js';
 import { Mutex, ReadWriteLock, Semaphore } from '../index.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
@@ -12,6 +12,10 @@ export interface LockFlags {
   lockDelay?: number;
   /** Listen for revocation requests (a mutex or read/write lock; a semaphore's leases cannot be revoked). */
   revocable?: boolean;
+  /** The ACL of every node the lock creates (its path, parents, contender and lease nodes); default the client's. */
+  acl?: ACL[];
+  /** The identities the session authenticates as (`--auth`): the creator an `auth` ACL entry names. */
+  auth?: readonly unknown[];
 }
 
 /** What `exec` acquires: the one lock recipe the flags select, behind one acquire function. */
@@ -30,15 +34,17 @@ export function selectLock(client: ZooKeeperClient, path: string, flags: LockFla
   if (flags.lockDelay !== undefined && chosen.length > 0) throw new CliError(`--lock-delay is for a mutex: ${chosen[0]} takes a lock without one`, EXIT.USAGE);
   if (flags.revocable && flags.limit !== undefined) throw new CliError('--revocable is for a mutex or a read/write lock: a semaphore\'s leases cannot be revoked', EXIT.USAGE);
   const revocable = flags.revocable ?? false;
+  // The server would refuse it (INVALIDACL): an `auth` entry stands for the session's identities, and there are none.
+  if (flags.acl?.some((entry) => entry.id.scheme === 'auth') && !flags.auth?.length) throw new CliError('--acl names the creator (auth, creator-all): give its identity with --auth', EXIT.USAGE);
   if (flags.limit !== undefined) {
-    const semaphore = new Semaphore(client, path, flags.limit, { ownerId, layout: flags.layout });
+    const semaphore = new Semaphore(client, path, flags.limit, { ownerId, layout: flags.layout, acl: flags.acl });
     return { description: `semaphore (limit ${flags.limit})`, acquire: (options) => semaphore.acquire(options), tryAcquire: (options) => semaphore.tryAcquire(options) };
   }
   if (flags.read || flags.write) {
-    const rw = new ReadWriteLock(client, path, { layout: flags.layout, ownerId, revocable });
+    const rw = new ReadWriteLock(client, path, { layout: flags.layout, ownerId, revocable, acl: flags.acl });
     const side = flags.read ? rw.readLock : rw.writeLock;
     return { description: flags.read ? 'read lock' : 'write lock', acquire: (options) => side.acquire(options), tryAcquire: (options) => side.tryAcquire(options) };
   }
-  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId, lockDelay: flags.lockDelay, revocable });
+  const mutex = new Mutex(client, path, { layout: flags.layout, ownerId, lockDelay: flags.lockDelay, revocable, acl: flags.acl });
   return { description: 'mutex', acquire: (options) => mutex.acquire(options), tryAcquire: (options) => mutex.tryAcquire(options) };
 }

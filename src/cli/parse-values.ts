@@ -1,6 +1,8 @@
 import { constants } from 'node:os';
 import { InvalidArgumentError } from 'commander';
 import { MAX_TIMER_MS } from '../client/durations.js';
+import type { ACL } from '../client/index.js';
+import { CREATOR_ALL_ACL, OPEN_ACL_UNSAFE, READ_ACL_UNSAFE, Perms } from '../client/index.js';
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -83,4 +85,38 @@ export function parseSignal(text: string): NodeJS.Signals {
   const name = (text.toUpperCase().startsWith('SIG') ? text.toUpperCase() : `SIG${text.toUpperCase()}`) as NodeJS.Signals;
   if (!(name in constants.signals)) throw new InvalidArgumentError(`expected a signal name such as SIGTERM or USR1, got "${text}"`);
   return name;
+}
+
+/** `--acl` presets, usable as entries among the others (see parseAcl). */
+export const ACL_PRESETS: Readonly<Record<string, readonly ACL[]>> = {
+  open: OPEN_ACL_UNSAFE,
+  'creator-all': CREATOR_ALL_ACL,
+  'creator-all-read': [...CREATOR_ALL_ACL, ...READ_ACL_UNSAFE],
+};
+
+const PERM_LETTERS: Readonly<Record<string, number>> = { c: Perms.CREATE, d: Perms.DELETE, r: Perms.READ, w: Perms.WRITE, a: Perms.ADMIN };
+
+/**
+ * An ACL as zkCli writes one: comma-separated `scheme:id:perms` entries, perms from `cdrwa`
+ * (`digest:ops:HASH:cdrwa,world:anyone:r`; the id is everything between the first and the last
+ * colon, so a digest's `user:hash` fits), or preset names (`creator-all-read`, `creator-all`,
+ * `open`), mixed as wanted. `auth::cdrwa` (or a creator preset) names the identities given with `--auth`.
+ */
+export function parseAcl(text: string): ACL[] {
+  const acl: ACL[] = [];
+  for (const entry of text.split(',').map((e) => e.trim())) {
+    const preset = ACL_PRESETS[entry];
+    if (preset) {
+      acl.push(...preset);
+      continue;
+    }
+    const first = entry.indexOf(':');
+    const last = entry.lastIndexOf(':');
+    const letters = entry.slice(last + 1);
+    if (first <= 0 || last === first || letters === '' || [...letters].some((l) => PERM_LETTERS[l] === undefined)) {
+      throw new InvalidArgumentError(`expected scheme:id:perms entries (perms from cdrwa) or a preset (${Object.keys(ACL_PRESETS).join(', ')}), comma-separated, got "${entry}"`);
+    }
+    acl.push({ perms: [...letters].reduce((perms, l) => perms | PERM_LETTERS[l]!, 0), id: { scheme: entry.slice(0, first), id: entry.slice(first + 1, last) } });
+  }
+  return acl;
 }

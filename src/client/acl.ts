@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ACL } from '../protocol/index.js';
-import { Perms } from '../protocol/index.js';
+import { Perms, ZooKeeperError } from '../protocol/index.js';
 
 export { Perms };
 
@@ -10,6 +10,19 @@ export const OPEN_ACL_UNSAFE: readonly ACL[] = Object.freeze([{ perms: Perms.ALL
 export const CREATOR_ALL_ACL: readonly ACL[] = Object.freeze([{ perms: Perms.ALL, id: { scheme: 'auth', id: '' } }]);
 /** Anyone may read. */
 export const READ_ACL_UNSAFE: readonly ACL[] = Object.freeze([{ perms: Perms.READ, id: { scheme: 'world', id: 'anyone' } }]);
+
+/**
+ * The ACL of the nodes created without one: a list for every node, or a function of the node's
+ * path (the path passed to create, before any sequence suffix), as Curator's ACLProvider.
+ */
+export type AclProvider = readonly ACL[] | ((path: string) => readonly ACL[]);
+
+/** The ACL `provider` gives `path`; INVALID_ARGUMENT with the path when it gives no non-empty list (the server would refuse it with INVALIDACL). */
+export function aclOf(provider: AclProvider, path: string): readonly ACL[] {
+  const acl: unknown = typeof provider === 'function' ? provider(path) : provider;
+  if (!Array.isArray(acl) || acl.length === 0) throw new ZooKeeperError('INVALID_ARGUMENT', 'an ACL must be a non-empty list', { op: 'create', path });
+  return acl as readonly ACL[];
+}
 
 /** The id of a digest ACL entry for user:password: `user:base64(sha1(user:password))`. */
 export function digestId(user: string, password: string): string {

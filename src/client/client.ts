@@ -27,6 +27,8 @@ import {
   writeSetACL,
   writeSetData,
 } from '../protocol/index.js';
+import type { AclProvider } from './acl.js';
+import { OPEN_ACL_UNSAFE, aclOf } from './acl.js';
 import { callListener } from './call-listener.js';
 import type { ClientEvents } from './client-events.js';
 import type { CreateMode } from './create-mode.js';
@@ -87,6 +89,12 @@ export interface ClientOptions {
    * a refusal closes the client, as for `auth` (AUTHFAILED). Kerberos (GSSAPI) is not supported.
    */
   sasl?: SaslOptions;
+  /**
+   * The ACL of every node created without an explicit `acl` (create, ensurePath, a transaction's
+   * creates, and every node a recipe makes without its own `acl` option): a list, or a function
+   * of the path as Curator's ACLProvider. Default OPEN_ACL_UNSAFE (anyone may do anything).
+   */
+  defaultAcl?: AclProvider;
   /**
    * Accept read-only servers (members of a minority partition). A read-only session is local to
    * its server: the client looks for a read/write server meanwhile and moves there with a new
@@ -202,6 +210,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   /** The session id as of the last state change but expiry: what an `expired` event names. */
   private lastSessionId = 0n;
   private readonly requestTimeout: number;
+  private readonly defaultAcl: AclProvider;
 
   constructor(connectString: string, options?: ClientOptions) {
     super();
@@ -212,6 +221,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
     this.watches = new WatchManager(this.chrootMap);
+    // A list is checked now; a function's answers as each create asks (aclFor).
+    this.defaultAcl = typeof options.defaultAcl === 'function' ? options.defaultAcl : options.defaultAcl === undefined ? OPEN_ACL_UNSAFE : checkAcl(options.defaultAcl, where, 'defaultAcl');
     this.requestTimeout = checkDuration(options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeout');
     const sessionTimeout = checkDuration(options.sessionTimeout ?? DEFAULT_SESSION_TIMEOUT_MS, 'sessionTimeout');
     this.session = new Session({
@@ -435,6 +446,11 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     return undefined;
   }
 
+  /** The ACL a create of `path` without an explicit `acl` gets: the `defaultAcl` option's. */
+  aclFor(path: string): readonly ACL[] {
+    return checkAcl(aclOf(this.defaultAcl, path), at('create', path), 'defaultAcl');
+  }
+
   // ---- operations ----
 
   async create(path: string, data?: NodeData, options?: CreateOptions): Promise<PathStat> {
@@ -442,7 +458,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     const o = checkOptions(options, where);
     const { flags, ttl } = checkCreateMode(o.mode, o.ttl, where);
     checkCreatePath(path, flags, 'create');
-    const body = { path: this.chrootMap.toServer(path), data: checkData(data, where), acl: checkAcl(o.acl, where), flags, ttl };
+    const body = { path: this.chrootMap.toServer(path), data: checkData(data, where), acl: o.acl === undefined ? this.aclFor(path) : checkAcl(o.acl, where), flags, ttl };
     const result = await this.send({
       type: createOpCode(flags),
       op: 'create',
@@ -574,7 +590,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   /** Runs ops atomically: all apply or none. A failure throws a MultiError naming the failing op. */
   async multi(ops: readonly Op[], options?: CallOptions): Promise<OpResult[]> {
-    const multiOps = toMultiOps(ops, this.chrootMap);
+    const multiOps = toMultiOps(ops, this.chrootMap, (path) => this.aclFor(path));
     const raw = await this.send({ type: OpCode.multi, op: 'multi', write: (w) => writeMulti(w, multiOps), read: readMultiResults, ...callBounds(options, { op: 'multi' }) });
     return toOpResults(ops, raw, this.chrootMap);
   }
@@ -773,13 +789,15 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * deletes once empty). Existing nodes are left as they are. `timeout` and `signal` bound the
    * whole walk. A missing chroot fails at once with CHROOT_MISSING: nothing can be created in it
    * (`ensurePath('/')` asks the server about the chroot: one request, none without a chroot).
+   * `acl` (a list, or a function of each node's path) is that of every node it creates; default `defaultAcl`.
    */
-  async ensurePath(path: string, options?: CallOptions & { container?: boolean; acl?: readonly ACL[] }): Promise<void> {
+  async ensurePath(path: string, options?: CallOptions & { container?: boolean; acl?: AclProvider }): Promise<void> {
     validatePath(path, 'ensurePath');
     const where = at('ensurePath', path);
     const o = checkOptions(options, where);
     const { signal, timeout } = checkBounds(o, where);
-    const acl = checkAcl(o.acl, where);
+    // A function is asked for each node it creates (its answer checked by create).
+    const acl = o.acl === undefined || typeof o.acl === 'function' ? o.acl : checkAcl(o.acl, where);
     if (path === '/') {
       // The root always exists, but a chroot may not: a caller told "ensured" would create under
       // it, be refused with NONODE, and ensure again for ever (a SimpleLock on a top-level path).
@@ -799,7 +817,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       if (remaining !== undefined && remaining < 1) throw new ZooKeeperError('TIMEOUT', `not ensured within ${timeout} ms`, { op: 'ensurePath', path });
       const node = chain[level]!;
       try {
-        await this.create(node, EMPTY, { mode, acl, signal, timeout: remaining });
+        await this.create(node, EMPTY, { mode, acl: acl && aclOf(acl, node), signal, timeout: remaining });
       } catch (error) {
         if (!(error instanceof ZooKeeperError) || (error.code !== 'NODEEXISTS' && error.code !== 'NONODE')) throw error;
         if (error.code === 'NONODE') {

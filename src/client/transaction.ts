@@ -34,7 +34,8 @@ export class MultiError extends ZooKeeperError {
 }
 
 /** The ops as sent, each checked as its single operation is (validate.ts): a bad one fails the whole call, unsent. */
-export function toMultiOps(ops: readonly Op[], chroot: Chroot): MultiOp[] {
+/** `aclFor`: the ACL of a create without one (the client's defaultAcl). */
+export function toMultiOps(ops: readonly Op[], chroot: Chroot, aclFor: (path: string) => readonly ACL[]): MultiOp[] {
   return (checkOps(ops, { op: 'multi' }, true) as readonly Op[]).map((op, i): MultiOp => {
     const where = { op: 'multi', path: typeof op.path === 'string' ? op.path : undefined };
     const name = `ops[${i}].`;
@@ -42,7 +43,7 @@ export function toMultiOps(ops: readonly Op[], chroot: Chroot): MultiOp[] {
       case 'create': {
         const { flags, ttl } = checkCreateMode(op.mode, op.ttl, where, name);
         const path = checkCreatePath(op.path, flags, 'multi');
-        return { type: 'create', path: chroot.toServer(path), data: checkData(op.data, where, `${name}data`), acl: checkAcl(op.acl, where, `${name}acl`), flags, ttl };
+        return { type: 'create', path: chroot.toServer(path), data: checkData(op.data, where, `${name}data`), acl: op.acl === undefined ? aclFor(path) : checkAcl(op.acl, where, `${name}acl`), flags, ttl };
       }
       case 'delete':
         return { type: 'delete', path: chroot.toServer(validatePath(op.path, 'multi')), version: checkVersion(op.version, where, `${name}version`) };

@@ -21,8 +21,10 @@ import { joinedHandoff } from './lock-delay.js';
 import { timerAt } from './timer-at.js';
 import { anySignal } from './any-signal.js';
 import type { NodeWatch } from './lease-monitor.js';
+import type { AclOptions, LockAcl } from './lock-acl.js';
+import { nodeAcl, pathAcl } from './lock-acl.js';
 
-export interface QueueOptions extends QueueWait {
+export interface QueueOptions extends QueueWait, AclOptions {
   layout: Layout;
   /** 'lock' names (`-lock-`) for mutexes, 'rw' names (`__READ__`/`__WRIT__`) for read/write locks. */
   role: 'lock' | 'rw';
@@ -97,6 +99,7 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
       failOnExpiry: o.failOnExpiry,
       readFirst: o.lockDelay !== undefined,
       container: o.lockDelay === undefined,
+      acl: o.acl,
     });
     try {
       const turn = await waitForTurn(o, node);
@@ -168,9 +171,11 @@ export async function createProtected(
     readFirst?: boolean;
     /** False: a missing parent is made PERSISTENT, not as a container the server may reap (and forget the lock's history with). */
     container?: boolean;
+    /** The ACLs of our node and of the parent when missing (see lock-acl.ts). */
+    acl?: LockAcl;
   } = {},
 ): Promise<Created> {
-  const { previous, session: only, list: listed = true, readFirst = false, container = true } = options;
+  const { previous, session: only, list: listed = true, readFirst = false, container = true, acl } = options;
   const failOnExpiry = options.failOnExpiry === true || only !== undefined;
   for (;;) {
     deadline.check();
@@ -181,7 +186,8 @@ export async function createProtected(
     // Sent first: one session's requests run in order, so it reads the parent as it was before our create.
     const reading = readFirst ? readLockPath(client, parent, deadline).catch(() => undefined) : undefined;
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
-    const create = client.create(joinPath(parent, prefix), data, { mode: 'EPHEMERAL_SEQUENTIAL', signal: deadline.requestSignal });
+    const path = joinPath(parent, prefix);
+    const create = client.create(path, data, { mode: 'EPHEMERAL_SEQUENTIAL', acl: nodeAcl(client, acl, path), signal: deadline.requestSignal });
     const list = previous || !listed ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
     let ours: { path: string; owner: bigint } | undefined;
     try {
@@ -205,7 +211,7 @@ export async function createProtected(
       }
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
-        await deadline.race(client.ensurePath(parent, { container, signal: deadline.requestSignal }));
+        await deadline.race(client.ensurePath(parent, { container, acl: pathAcl(acl), signal: deadline.requestSignal }));
       } else if (createMayHaveRun(error)) {
         // The create may have run: adopt its node, or, when we give up, make sure it goes.
         try {

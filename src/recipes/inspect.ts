@@ -5,6 +5,7 @@ import { blockers, sortContenders } from './contender-name.js';
 import type { OwnerInfo } from './owner-data.js';
 import { isDowngraded, isMarkedHeld } from './owner-data.js';
 import { isRevocationRequest, ownerOf } from './revocation.js';
+import type { EachRead } from './read-each.js';
 import { readEach } from './read-each.js';
 
 export interface ContenderInfo {
@@ -21,6 +22,11 @@ export interface ContenderInfo {
    * zklock's requestRevocation keeps it.
    */
   owner: OwnerInfo | { id: string };
+  /**
+   * Its data is not ours to read (NOAUTH: its ACL gives us no READ): it holds or waits all the
+   * same, its owner is `{ id: UNREADABLE_OWNER }`, and a downgrade of it cannot be seen.
+   */
+  unreadable?: true;
   /** Someone asked this contender to let go (requestRevocation, `zklock revoke`, Curator's Revoker). */
   revocationRequested?: true;
   /** The owning session. */
@@ -114,16 +120,24 @@ async function describeQueue(
     client,
     queue.map((c) => joinPath(parent, c.name)),
   );
+  // A node we may not read is still there, holding or waiting: exists needs no permission, and
+  // its stat is all the queue order needs (a lock of unreadable contenders is not an empty one).
+  const seen = await Promise.all(
+    queue.map(async (contender, i) => {
+      const path = joinPath(parent, contender.name);
+      const read = await readOf(client, path, reads[i]);
+      return read && { contender, read, info: describe(path, contender, read) };
+    }),
+  );
   const all: ContenderInfo[] = [];
   const holding = new Set<string>();
   const marked = new Map<string, Date>();
-  queue.forEach((contender, i) => {
-    const read = reads[i];
-    if (!read || read instanceof ZooKeeperError) return;
-    all.push(describe(joinPath(parent, contender.name), contender, read));
+  for (const entry of seen) {
+    if (!entry) continue;
+    all.push(entry.info);
     // The holder's own mark of having acquired dates its hold by the node's mtime (see OwnerInfo.held).
-    if (isMarkedHeld(read.data)) marked.set(contender.name, new Date(read.stat.mtime));
-  });
+    if (entry.read.data !== null && isMarkedHeld(entry.read.data)) marked.set(entry.contender.name, new Date(entry.read.stat.mtime));
+  }
   // Nodes that went between the listing and the reads block nobody. A downgraded writer is a
   // reader here: it no longer blocks readers, and still blocks the writers behind it.
   const present = all.map((c): Contender => ({ name: c.name, seq: c.seq, kind: c.kind, protectionId: undefined }));
@@ -133,17 +147,22 @@ async function describeQueue(
   return { all, holding, marked };
 }
 
-/** A contender node as read: a downgraded writer is a reader (see ContenderInfo.kind). */
-function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kind'>, read: { data: Buffer; stat: Stat }): ContenderInfo {
-  const downgraded = isDowngraded(read.data);
-  const revoking = isRevocationRequest(read.data);
+/** What inspection and the CLI show as the owner of a node whose data we may not read. */
+export const UNREADABLE_OWNER = '(unreadable: no READ permission)';
+
+/** A contender node as read (`data` null: refused, see ContenderInfo.unreadable): a downgraded writer is a reader (see ContenderInfo.kind). */
+function describe(path: string, contender: Pick<Contender, 'name' | 'seq' | 'kind'>, read: { data: Buffer | null; stat: Stat }): ContenderInfo {
+  const { data } = read;
+  const downgraded = data !== null && isDowngraded(data);
+  const revoking = data !== null && isRevocationRequest(data);
   return {
     name: contender.name,
     path,
     seq: contender.seq,
     kind: downgraded ? 'shared' : contender.kind,
     ...(downgraded ? { downgraded: true as const } : {}),
-    owner: ownerOf(read.data),
+    ...(data === null ? { unreadable: true as const } : {}),
+    owner: data === null ? { id: UNREADABLE_OWNER } : ownerOf(data),
     ...(revoking ? { revocationRequested: true as const } : {}),
     sessionId: read.stat.ephemeralOwner,
     createdAt: new Date(read.stat.ctime),
@@ -168,12 +187,18 @@ export function kazooSemaphoreLock(semaphorePath: string): string {
 async function describeKazooLeases(client: ZooKeeperClient, path: string, children: readonly string[]): Promise<{ all: ContenderInfo[] }> {
   const names = children.filter((c) => KAZOO_LEASE_NAME.test(c));
   if (names.length === 0) return { all: [] };
-  const reads = await client.multiRead(names.map((name) => ({ type: 'getData' as const, path: joinPath(path, name) })));
-  const all: ContenderInfo[] = [];
-  names.forEach((name, i) => {
-    const read = reads[i];
-    if (read && !(read instanceof ZooKeeperError) && read.op === 'getData') all.push(describe(joinPath(path, name), { name, seq: 0, kind: 'shared' }, read));
-  });
+  const reads = await readEach(
+    client,
+    names.map((name) => joinPath(path, name)),
+  );
+  const seen = await Promise.all(
+    names.map(async (name, i) => {
+      const leasePath = joinPath(path, name);
+      const read = await readOf(client, leasePath, reads[i]);
+      return read && describe(leasePath, { name, seq: 0, kind: 'shared' }, read);
+    }),
+  );
+  const all = seen.filter((c): c is ContenderInfo => c !== null);
   return { all: all.sort((a, b) => (a.fencingToken < b.fencingToken ? -1 : a.fencingToken > b.fencingToken ? 1 : 0)) };
 }
 
@@ -228,14 +253,23 @@ export async function kazooLeaseHolders(client: ZooKeeperClient, path: string): 
  * the path), so none can be listed; the node has no sequence: its `seq` is 0.
  */
 export async function simpleLockState(client: ZooKeeperClient, path: string): Promise<LockState> {
-  try {
-    const read = await client.getData(path);
-    const name = path.slice(path.lastIndexOf('/') + 1);
-    return { lockPath: path, kind: 'queue', holders: [heldFromCreation(describe(path, { name, seq: 0, kind: 'exclusive' }, read))], waiters: [] };
-  } catch (error) {
-    if (error instanceof ZooKeeperError && error.code === 'NONODE') return { lockPath: path, kind: 'queue', holders: [], waiters: [] };
-    throw error;
-  }
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const [result] = await readEach(client, [path]);
+  const read = await readOf(client, path, result);
+  return { lockPath: path, kind: 'queue', holders: read ? [heldFromCreation(describe(path, { name, seq: 0, kind: 'exclusive' }, read))] : [], waiters: [] };
+}
+
+/**
+ * A node's data and stat from its readEach result; null when it is gone. A read refused with
+ * NOAUTH gives the stat alone (exists needs no permission; see ContenderInfo.unreadable).
+ */
+async function readOf(client: ZooKeeperClient, path: string, result: EachRead | undefined): Promise<{ data: Buffer | null; stat: Stat } | null> {
+  if (result === undefined) return null;
+  if (!(result instanceof ZooKeeperError)) return result;
+  if (result.code === 'NONODE') return null;
+  if (result.code !== 'NOAUTH') throw result;
+  const stat = await client.exists(path);
+  return stat && { data: null, stat };
 }
 
 /** A semaphore lease node's name (`_c_<uuid>-lease-<seq>`), its sequence captured. */

@@ -25,8 +25,9 @@ import type { RevocationOptions } from './revocation.js';
 import { checkRevocationOptions } from './revocation.js';
 import type { AcquireMessage, LockKind } from './diagnostics.js';
 import { isInternal, lockTraced, traceAcquire } from './diagnostics.js';
+import type { AclOptions } from './lock-acl.js';
 
-export interface LockOptions extends LeaseMonitorOptions, RevocationOptions {
+export interface LockOptions extends LeaseMonitorOptions, RevocationOptions, AclOptions {
   /** Node names: Curator's (default) or kazoo's, so Java or Python services contend on the same path. */
   layout?: Layout;
   /** Owner id written into our node for inspection (default host:pid). */
@@ -121,10 +122,11 @@ export class QueueLock {
         previous: this.uncontended ? previous : undefined,
         records: this.records,
         lockDelay: this.lockDelay || undefined,
+        acl: this.options.acl,
       });
       let lease: Lease | undefined;
       try {
-        await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path);
+        await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path, this.options.acl);
         lease = this.lease(node, previous);
         // A revocable lease is handed out once it has read its node: a request made while we
         // waited is then already on its signal. Bounded by the deadline, as every step is.

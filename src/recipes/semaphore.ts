@@ -24,8 +24,9 @@ import { isTransient } from './transient.js';
 import { checkSafetyMargin, safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import { internalLock, lockTraced, traceAcquire } from './diagnostics.js';
+import type { AclOptions } from './lock-acl.js';
 
-export interface SemaphoreOptions extends LeaseMonitorOptions {
+export interface SemaphoreOptions extends LeaseMonitorOptions, AclOptions {
   ownerId?: string;
   /**
    * `'curator'` (default): Curator's InterProcessSemaphoreV2 layout, the queue at `<path>/locks`,
@@ -70,7 +71,7 @@ export class Semaphore {
       throw new LockError('INVALID_ARGUMENT', `layout must be 'curator' or 'kazoo', got ${String(this.layout)}`, { path, op: 'semaphore' });
     }
     const kazoo = this.layout === 'kazoo';
-    const queueOptions: LockOptions = internalLock({ ownerId: options.ownerId, layout: this.layout });
+    const queueOptions: LockOptions = internalLock({ ownerId: options.ownerId, layout: this.layout, acl: options.acl });
     this.queue = new Mutex(client, kazoo ? `${path}-__lock__` : joinPath(path, 'locks'), queueOptions);
     this.leasesPath = kazoo ? path : joinPath(path, 'leases');
     this.traceFacts = { lockPath: path, kind: 'semaphore', layout: this.layout };
@@ -217,14 +218,14 @@ export class Semaphore {
     const session = queueLease.sessionId;
     // kazoo's Semaphore lists its path without making it again once it has: a container the server reaped would fail it.
     const container = this.layout !== 'kazoo';
-    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session, list: false, container })));
+    const results = await Promise.allSettled(Array.from({ length: count }, () => createProtected(this.client, this.leasesPath, name, data, deadline, { session, list: false, container, acl: this.options.acl })));
     const nodes = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     try {
       const failure = results.find((result) => result.status === 'rejected');
       if (failure) throw failure.reason;
       // Our queue node went (an admin deleted it): another head may count a slot for itself too.
       if (!queueLease.held) throw sessionLost(this.path);
-      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, nodes[0]!.path);
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, nodes[0]!.path, this.options.acl);
     } catch (error) {
       await giveUp(this.client, Promise.all(nodes.map((node) => deleteGuaranteed(this.client, node.path, node.stat.ephemeralOwner))), deadline);
       throw error;

@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { ZooKeeperClient } from '../client/index.js';
-import { OPEN_ACL_UNSAFE } from '../client/index.js';
+import { ZooKeeperError } from '../client/index.js';
 import type { Deadline } from './deadline.js';
+import type { LockAcl } from './lock-acl.js';
+import { nodeAcl } from './lock-acl.js';
 
 type Listener = () => void;
 
@@ -58,20 +60,26 @@ export function onLivenessLost(client: ZooKeeperClient, margin: number, listener
  * so that a lease is not born lost. It already does while the heartbeat runs; on a client's
  * first lock (or after a stall) a sync covers the newest packet answered at least G before it,
  * and a write sent after its answer chains it: setACL of our own node to the ACL the recipes
- * create it with, which changes nothing but its ACL version (syncs cannot chain a proof that has
+ * create it with (`acl`, see lock-acl.ts), which changes nothing but its ACL version (so the
+ * creator needs ADMIN on its node, as CREATOR_ALL gives; syncs cannot chain a proof that has
  * lapsed: see liveness-proof.ts). Bounded by the deadline: rejects with its LockError once it has
- * passed (the caller then gives its node up: nobody will hold it). Otherwise never throws: a proof
+ * passed (the caller then gives its node up: nobody will hold it), with NOAUTH when the setACL is
+ * refused. Otherwise never throws: a proof
  * that cannot be had shows as the lease's signal aborting at once.
  */
-export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline, node: string): Promise<void> {
+export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline, node: string, acl: LockAcl | undefined): Promise<void> {
   livenessOf(client);
   if (client.sessionAliveUntil() - margin > performance.now()) return;
   try {
     await client.sync('/', { signal: deadline.requestSignal });
-    await client.setACL(node, OPEN_ACL_UNSAFE, { signal: deadline.requestSignal });
-  } catch {
-    // Aborted by the deadline: the acquire is over. Anything else: the lease's monitor decides.
+    await client.setACL(node, nodeAcl(client, acl, node), { signal: deadline.requestSignal });
+  } catch (error) {
+    // Aborted by the deadline: the acquire is over.
     deadline.check();
+    // Refused: the node's ACL gives its creator no ADMIN, so no lease on it could ever be proven
+    // fresh this way; the caller gives the node up and rejects with the server's NOAUTH.
+    if (error instanceof ZooKeeperError && error.code === 'NOAUTH') throw error;
+    // Anything else: the lease's monitor decides.
   }
 }
 

@@ -16,8 +16,10 @@ import { createMayHaveRun, isTransient } from './transient.js';
 import { checkSafetyMargin, safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
 import { lockTraced, traceAcquire } from './diagnostics.js';
+import type { AclOptions } from './lock-acl.js';
+import { nodeAcl, pathAcl } from './lock-acl.js';
 
-export interface SimpleLockOptions extends LeaseMonitorOptions {
+export interface SimpleLockOptions extends LeaseMonitorOptions, AclOptions {
   ownerId?: string;
 }
 
@@ -110,7 +112,7 @@ export class SimpleLock {
       } catch (error) {
         if (!(error instanceof ZooKeeperError)) throw error;
         if (error.code === 'NONODE') {
-          await deadline.race(client.ensurePath(parentOf(this.path), { container: true, signal: deadline.requestSignal }));
+          await deadline.race(client.ensurePath(parentOf(this.path), { container: true, acl: pathAcl(this.options.acl), signal: deadline.requestSignal }));
           continue;
         }
         if (error.code === 'NODEEXISTS') found = await this.look(attempt, false);
@@ -133,7 +135,8 @@ export class SimpleLock {
     const { path } = this;
     const signal = attempt.deadline.requestSignal;
     // Born empty within the transaction, so the data goes once, in the setData.
-    const [, written] = await this.client.multi([{ op: 'create', path, mode: 'EPHEMERAL' }, { op: 'setData', path, data: attempt.data, version: 0 }], { signal });
+    const acl = nodeAcl(this.client, this.options.acl, path);
+    const [, written] = await this.client.multi([{ op: 'create', path, mode: 'EPHEMERAL', acl }, { op: 'setData', path, data: attempt.data, version: 0 }], { signal });
     return (written as { op: 'setData'; stat: Stat }).stat;
   }
 
@@ -181,7 +184,7 @@ export class SimpleLock {
 
   private async lease(stat: Stat, deadline: Deadline): Promise<Lease> {
     try {
-      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, this.path);
+      await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, this.path, this.options.acl);
     } catch (error) {
       // The deadline passed: our node holds the lock, and nobody will. It goes before the rejection, as a waiter's does.
       await giveUp(this.client, deleteGuaranteed(this.client, this.path, stat.ephemeralOwner, { czxid: stat.czxid }), deadline).catch(() => undefined);

@@ -45,6 +45,10 @@ export {
 export type { SuperDigestCredentials, ZooKeeperOptions } from './zookeeper-options.js';
 export type { SaslServerOptions } from './sasl-config.js';
 
+export { digestIdentity } from './identity.js';
+export type { X509Client } from './tls-keystore.js';
+export type { DigestIdentity } from './identity.js';
+
 export { FaultProxy } from './fault-proxy.js';
 export type { FaultProxyOptions, ProxyStats, WaitForBytesOptions } from './fault-proxy.js';
 export { ProxyConnection } from './proxy-connection.js';

@@ -5,6 +5,7 @@ import { saslJvmArguments } from './sasl-config.js';
 import { createTempDir, removeTempDir } from './temp-dir.js';
 import { createTlsMaterial } from './tls-keystore.js';
 import type { TlsMaterial } from './tls-keystore.js';
+import { x509JvmArgs } from './zookeeper-config.js';
 import { jvmArguments } from './zookeeper-options.js';
 import type { Timing, ZooKeeperOptions } from './zookeeper-options.js';
 
@@ -28,9 +29,10 @@ export async function createWorkspace(
   const installation = await locateZooKeeper(options);
   const dir = await createTempDir(purpose, options.tempDir);
   try {
-    const tls = options.tls === true ? await createTlsMaterial(join(dir, 'tls'), installation.java) : undefined;
+    const clients = options.x509Clients ?? [];
+    const tls = options.tls === true || clients.length > 0 ? await createTlsMaterial(join(dir, 'tls'), installation.java, clients) : undefined;
     const sasl = options.sasl === undefined ? [] : await saslJvmArguments(options.sasl, dir);
-    return { installation, timing, dir, jvmArgs: jvmArguments(options, [...roleJvmArgs, ...sasl]), tls };
+    return { installation, timing, dir, jvmArgs: jvmArguments(options, [...roleJvmArgs, ...x509JvmArgs(tls), ...sasl]), tls };
   } catch (error) {
     await removeTempDir(dir);
     throw error;

@@ -25,9 +25,29 @@ function tlsEntries(securePort: number, material: TlsMaterial): ConfigEntries {
     'ssl.keyStore.location': material.keyStorePath,
     'ssl.keyStore.password': material.keyStorePassword,
     'ssl.keyStore.type': 'PKCS12',
-    // Clients verify the server; the server does not ask clients for certificates.
-    'ssl.clientAuth': 'none',
+    // Clients verify the server; it asks clients for a certificate only when there are x509 client
+    // identities, and accepts clients without one then too.
+    ...(material.trustStorePath === undefined
+      ? { 'ssl.clientAuth': 'none' }
+      : { 'ssl.clientAuth': 'want', 'ssl.trustStore.location': material.trustStorePath, 'ssl.trustStore.password': material.keyStorePassword, 'ssl.trustStore.type': 'PKCS12' }),
   };
+}
+
+/**
+ * The `x509` auth scheme's provider, which ZooKeeper does not register by default and which reads
+ * its key and trust stores from system properties, not from zoo.cfg.
+ */
+export function x509JvmArgs(material: TlsMaterial | undefined): string[] {
+  if (material?.trustStorePath === undefined) return [];
+  return [
+    '-Dzookeeper.authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider',
+    `-Dzookeeper.ssl.keyStore.location=${material.keyStorePath}`,
+    `-Dzookeeper.ssl.keyStore.password=${material.keyStorePassword}`,
+    '-Dzookeeper.ssl.keyStore.type=PKCS12',
+    `-Dzookeeper.ssl.trustStore.location=${material.trustStorePath}`,
+    `-Dzookeeper.ssl.trustStore.password=${material.keyStorePassword}`,
+    '-Dzookeeper.ssl.trustStore.type=PKCS12',
+  ];
 }
 
 /** Renders a zoo.cfg: harness defaults, then TLS, then role entries, then the user's `config`. */

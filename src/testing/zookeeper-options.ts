@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { digestId } from '../client/acl.js';
 import { HarnessError } from './harness-error.js';
 import type { ZooKeeperLocatorOptions } from './locate-zookeeper.js';
 import type { SaslServerOptions } from './sasl-config.js';
@@ -23,6 +23,13 @@ export interface ZooKeeperOptions extends ZooKeeperLocatorOptions {
    * The plain client port stays available. Default false.
    */
   readonly tls?: boolean;
+  /**
+   * Client identities of the `x509` auth scheme, by name (implies `tls`): each gets a fresh key
+   * and a self-signed certificate for `CN=<name>` that the server trusts (`ssl.clientAuth=want`:
+   * clients without a certificate still connect). `server.x509Client(name)` gives the `tls`
+   * options that present it and its ACL id.
+   */
+  readonly x509Clients?: readonly string[];
   /** `-Dzookeeper.extendedTypesEnabled=true`: enables TTL nodes. Default false. */
   readonly extendedTypes?: boolean;
   /**
@@ -81,7 +88,7 @@ export const DEFAULT_JVM_ARGS: readonly string[] = [
 
 /** The zoo.cfg value format for `zookeeper.DigestAuthenticationProvider.superDigest`. */
 export function superDigestValue({ user, password }: SuperDigestCredentials): string {
-  return `${user}:${createHash('sha1').update(`${user}:${password}`).digest('base64')}`;
+  return digestId(user, password);
 }
 
 /** Harness defaults plus the option-driven JVM arguments, then the caller's own. */

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { allocatePort, retryOnPortConflict } from './loopback-ports.js';
 import { removeTempDir } from './temp-dir.js';
+import { HarnessError } from './harness-error.js';
+import type { X509Client } from './tls-keystore.js';
 import { createWorkspace } from './workspace.js';
 import type { Workspace } from './workspace.js';
 import { renderConfig } from './zookeeper-config.js';
@@ -86,6 +88,13 @@ export class ZooKeeperServer extends ZooKeeperProcess {
    */
   get tlsCertificatePem(): string | undefined {
     return this.#workspace?.tls?.certificatePem;
+  }
+
+  /** The x509 client identity `name` of the `x509Clients` option (INVALID_OPTIONS for another name). */
+  x509Client(name: string): X509Client {
+    const client = this.#workspace?.tls?.clients.get(name);
+    if (client === undefined) throw new HarnessError('INVALID_OPTIONS', `no x509 client identity "${name}": list it in x509Clients`, { option: 'x509Clients', value: name });
+    return client;
   }
 
   /** Stops the JVM (gracefully) and deletes the temporary directory. Idempotent. */

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { Command, Option } from 'commander';
-import type { Layout, Lease, ZooKeeperClient } from '../../index.js';
+import type { ACL, Layout, Lease, ZooKeeperClient } from '../../index.js';
 import { LockError, LockLostError } from '../../index.js';
 import { anySignal } from '../../recipes/any-signal.js';
 import { heldData } from '../../recipes/owner-data.js';
@@ -9,7 +9,7 @@ import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
 import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
-import { parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseSignal, parseZnodePath } from '../parse-values.js';
+import { parseAcl, parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseSignal, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
@@ -28,6 +28,7 @@ interface ExecFlags extends ConnectionFlags {
   maxHold?: number;
   forceReleaseAfter?: number;
   lockDelay?: number;
+  acl?: ACL[];
   verbose?: boolean;
   owner?: string;
   revocable?: boolean;
@@ -63,7 +64,12 @@ command starts at once, while a new lock path, or a last holder without one, wai
 every holder of the lock the same --lock-delay. --try never waits for the lock, so it takes no
 --timeout; Ctrl-C ends a lock-delay it serves. With ZooKeeper out of reach, exec says on stderr
 which hosts it waits for, each connection error, and every 10s for how long; once its session
-expired, a waiting exec exits 69 when no new session comes within --connect-timeout.
+expired, a waiting exec exits 69 when no new session comes within --connect-timeout. --acl sets
+the ACL of every node the lock creates (its path and parents when missing, our contender or lease
+node), as zkCli writes one, e.g.
+creator-all-read,digest:ops:HASH:w (HASH: base64 of sha1 of ops:password); the identities given
+with --auth are the creator that auth entries and the creator-* presets name (see the README,
+"Locks on a shared ensemble"). Without it: world:anyone:cdrwa, as before.
 `;
 
 export function execCommand(): Command {
@@ -84,6 +90,7 @@ export function execCommand(): Command {
     .option('--owner <name>', 'who we are in our lock node, as status, ls and the ui show it (the library\'s ownerId); default host:pid')
     .option('--revocable', 'listen for revocation requests (zklock revoke): on one, send the command SIGTERM (--revocable=SIGNAL: that signal), then SIGKILL after --grace')
     .addOption(new Option('--revocable-signal <signal>').argParser(parseSignal).hideHelp())
+    .addOption(new Option('--acl <acl>', 'ACL of every node the lock creates: scheme:id:perms entries (perms from cdrwa) or presets creator-all-read, creator-all, open, comma-separated').argParser(parseAcl))
     .option('-v, --verbose', 'log state changes (queue position, holder, session) to stderr')
     .passThroughOptions();
   addConnectionOptions(command);
