@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Perms, READ_ACL_UNSAFE, UNREADABLE_OWNER, ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer, digestIdentity } from '../../src/testing/index.js';
+import { eventually } from '../support/wait.js';
 import { HOLD, LONG_HOLD_MS, endHolds, runCli, startCli, waitForEvents } from './helpers/cli.js';
 
 const svc = digestIdentity('svc');
@@ -72,9 +73,13 @@ describe('zklock exec --acl, and status of contenders the caller may not read (i
     const lockPath = '/cli-acl-ops/lock';
     await observer.ensurePath(lockPath, { acl: [svc.acl(Perms.READ | Perms.WRITE | Perms.CREATE | Perms.DELETE), ops.acl(Perms.READ | Perms.DELETE), ...READ_ACL_UNSAFE] });
     const as = (who: typeof svc): string[] => ['--auth', `digest:${who.user}:${who.password}`];
-    const holder = startCli(['exec', ...as(svc), '--acl', `creator-all-read,digest:${ops.id}:w`, lockPath, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env);
+    // Revocable, or revoke would not ask it at all (exit 1); with a signal the command ignores and a
+    // long grace, so that the operator's request leaves it holding until the forced release.
+    const holder = startCli(['exec', ...as(svc), '--acl', `creator-all-read,digest:${ops.id}:w`, '--revocable=SIGURG', '--grace', '60s', lockPath, '--', process.execPath, HOLD, log, String(LONG_HOLD_MS)], env);
     const [start] = await waitForEvents(log, 'start');
     const node = start!.node!;
+    // exec marks its node held beside the command's start (a write of its own): read after that.
+    await eventually(async () => ((await observer.exists(node))?.version ?? 0) > 0, undefined, 'exec marked its node held');
     const before = await observer.exists(node);
 
     for (const args of [['release', '--force', '--yes', node], ['revoke', lockPath]]) {

@@ -206,9 +206,10 @@ describe('ACLs on the nodes a recipe creates (issue 29)', () => {
   it('the liveness proof\'s setACL keeps our node\'s ACL; one that gives its creator no ADMIN: the acquire rejects with NOAUTH and leaves no node', async () => {
     const lockPath = '/acl-no-admin/lock';
     const client = await zk.client({ auth: svc.auth });
-    // A margin of the whole session timeout: no proof reaches past it, so proveFresh always writes
-    // (and the lease is born lost, which does not matter here: its node's ACL does).
-    const safetyMargin = client.sessionTimeout;
+    // A margin of all but a millisecond of the session timeout (it must stay below it): no proof
+    // reaches past it, so proveFresh always writes (and the lease is born lost, which does not
+    // matter here: its node's ACL does).
+    const safetyMargin = client.sessionTimeout - 1;
     const proven = await new Mutex(client, '/acl-proof/lock', { acl: RECOMMENDED, safetyMargin }).acquire({ timeout: ROUND_TRIPS_MS });
     const { acl: stored, stat } = await observer.getACL(proven.node);
     assert.ok(stat.aversion > 0, 'proveFresh set the ACL');
