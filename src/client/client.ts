@@ -201,6 +201,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     const where = { op: 'connect' };
     options = checkOptions(options, where);
     const credentials = checkCredentials(options.auth, where);
+    if (typeof connectString !== 'string') invalidArgument('connectString', 'a string "host:port,...[/chroot]"', connectString, where);
     const { hosts, chroot } = parseConnectString(connectString);
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
@@ -213,7 +214,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       requestTimeout: this.requestTimeout,
       renewExpiredSession: checkBoolean(options.renewExpiredSession, 'renewExpiredSession', where) ?? true,
       readOnly: checkBoolean(options.readOnly, 'readOnly', where) ?? false,
-      tls: options.tls === true ? {} : options.tls || undefined,
+      // Checked: anything else spread into tls.connect as no option at all, a TLS connection with Node's defaults.
+      tls: options.tls === true ? {} : options.tls === false || options.tls === undefined ? undefined : checkOptions(options.tls, where, 'tls'),
       maxInFlight: checkLimit(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 'maxInFlight', 1),
       maxQueued: checkLimit(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued', 0),
       maxRequestBytes: checkFrameLimit(options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 'maxRequestBytes'),
@@ -346,6 +348,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * its own.
    */
   onState(listener: StateListener): () => void {
+    // Checked now: a listener that is no function would throw at the next state change, uncaught.
+    checkFunction(listener, 'listener', { op: 'onState' }, true);
     return this.stateListeners.add(listener);
   }
 
@@ -355,8 +359,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * `closed` (at once on a closed client), when `signal` aborts, or when the loop is left. A
    * consumer more than 64 changes behind loses the oldest ones; `client.state` is always current.
    */
-  states(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<StateChange> {
-    return new StateChanges(this.state === 'closed' ? undefined : (listener) => this.onState(listener), options.signal);
+  states(options?: { signal?: AbortSignal }): AsyncIterableIterator<StateChange> {
+    const where = { op: 'states' };
+    const { signal } = checkBounds(checkOptions(options, where), where);
+    return new StateChanges(this.state === 'closed' ? undefined : (listener) => this.onState(listener), signal);
   }
 
   /**
