@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { RequestSpec, SaslOptions, SessionEvent, SessionState, TlsOptions } from '../connection/index.js';
 import { Session, checkSaslOptions, parseConnectString } from '../connection/index.js';
-import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Reader, Stat, WatcherEvent } from '../protocol/index.js';
+import type { ACL, AclStat, ChildrenStat, MultiReadOp, PathStat, Reader, Stat, WatcherEvent, Writer } from '../protocol/index.js';
 import {
   AddWatchMode,
   DEFAULT_MAX_REPLY_BYTES,
@@ -217,6 +217,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     const where = { op: 'connect' };
     options = checkOptions(options, where);
     const credentials = checkCredentials(options.auth, where);
+    if (typeof connectString !== 'string') invalidArgument('connectString', 'a string "host:port,...[/chroot]"', connectString, where);
     const { hosts, chroot } = parseConnectString(connectString);
     if (chroot) validatePath(chroot, 'connect');
     this.chrootMap = new Chroot(chroot);
@@ -231,7 +232,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
       requestTimeout: this.requestTimeout,
       renewExpiredSession: checkBoolean(options.renewExpiredSession, 'renewExpiredSession', where) ?? true,
       readOnly: checkBoolean(options.readOnly, 'readOnly', where) ?? false,
-      tls: options.tls === true ? {} : options.tls || undefined,
+      // Checked: anything else spread into tls.connect as no option at all, a TLS connection with Node's defaults.
+      tls: options.tls === true ? {} : options.tls === false || options.tls === undefined ? undefined : checkOptions(options.tls, where, 'tls'),
       maxInFlight: checkLimit(options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT, 'maxInFlight', 1),
       maxQueued: checkLimit(options.maxQueued ?? DEFAULT_MAX_QUEUED, 'maxQueued', 0),
       maxRequestBytes: checkFrameLimit(options.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, 'maxRequestBytes'),
@@ -380,6 +382,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * its own.
    */
   onState(listener: StateListener): () => void {
+    // Checked now: a listener that is no function would throw at the next state change, uncaught.
+    checkFunction(listener, 'listener', { op: 'onState' }, true);
     return this.stateListeners.add(listener);
   }
 
@@ -389,8 +393,10 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * `closed` (at once on a closed client), when `signal` aborts, or when the loop is left. A
    * consumer more than 64 changes behind loses the oldest ones; `client.state` is always current.
    */
-  states(options: { signal?: AbortSignal } = {}): AsyncIterableIterator<StateChange> {
-    return new StateChanges(this.state === 'closed' ? undefined : (listener) => this.onState(listener), options.signal);
+  states(options?: { signal?: AbortSignal }): AsyncIterableIterator<StateChange> {
+    const where = { op: 'states' };
+    const { signal } = checkBounds(checkOptions(options, where), where);
+    return new StateChanges(this.state === 'closed' ? undefined : (listener) => this.onState(listener), signal);
   }
 
   /**
@@ -453,35 +459,31 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   // ---- operations ----
 
-  async create(path: string, data?: NodeData, options?: CreateOptions): Promise<PathStat> {
-    const where = at('create', path);
-    const o = checkOptions(options, where);
-    const { flags, ttl } = checkCreateMode(o.mode, o.ttl, where);
-    checkCreatePath(path, flags, 'create');
-    const body = { path: this.chrootMap.toServer(path), data: checkData(data, where), acl: o.acl === undefined ? this.aclFor(path) : checkAcl(o.acl, where), flags, ttl };
-    const result = await this.send({
-      type: createOpCode(flags),
-      op: 'create',
-      path,
-      write: (w) => writeCreate(w, body),
-      read: readCreate2,
-      ...checkBounds(o, where),
+  create(path: string, data?: NodeData, options?: CreateOptions): Promise<PathStat> {
+    return operation(() => {
+      const where = at('create', path);
+      const o = checkOptions(options, where);
+      const { flags, ttl } = checkCreateMode(o.mode, o.ttl, where);
+      checkCreatePath(path, flags, 'create');
+      const body = { path: this.chrootMap.toServer(path), data: checkData(data, where), acl: o.acl === undefined ? this.aclFor(path) : checkAcl(o.acl, where), flags, ttl };
+      const spec = { type: createOpCode(flags), op: 'create', path, write: (w: Writer) => writeCreate(w, body), read: readCreate2, ...checkBounds(o, where) };
+      return this.send(spec, (result) => ({ path: this.userPath(result.path), stat: result.stat }));
     });
-    return { path: this.userPath(result.path), stat: result.stat };
   }
 
-  async delete(path: string, options?: VersionOptions): Promise<void> {
-    const server = this.serverPath(path, 'delete');
-    const where = at('delete', path);
-    const o = checkOptions(options, where);
-    const version = checkVersion(o.version, where);
-    await this.send({ type: OpCode.delete, op: 'delete', path, write: (w) => writePathVersion(w, server, version), ...checkBounds(o, where) });
+  delete(path: string, options?: VersionOptions): Promise<void> {
+    return operation(() => {
+      const server = this.serverPath(path, 'delete');
+      const where = at('delete', path);
+      const o = checkOptions(options, where);
+      const version = checkVersion(o.version, where);
+      return this.send<void>({ type: OpCode.delete, op: 'delete', path, write: (w) => writePathVersion(w, server, version), ...checkBounds(o, where) });
+    });
   }
 
   /** The node's Stat, or null when it does not exist. A watch fires on creation, change or deletion. */
   exists(path: string, options?: WatchOptions): Promise<Stat | null> {
-    // Not async, like getData: on the hot path of lock waits, without an extra promise and await per call.
-    try {
+    return operation(() => {
       const server = this.serverPath(path, 'exists');
       const where = at('exists', path);
       const o = checkOptions(options, where);
@@ -496,9 +498,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
         read: readStat,
         ...spec,
       }));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    });
   }
 
   getData(path: string, options?: WatchOptions): Promise<DataResult> {
@@ -507,8 +507,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
 
   /** getData as `op` (getConfig without a chroot is one). */
   private readData(op: string, path: string, options: WatchOptions | undefined): Promise<DataResult> {
-    // Not async: the session's promise is returned as it is, the reply read straight into the result.
-    try {
+    return operation(() => {
       const server = this.serverPath(path, op);
       const where = at(op, path);
       const o = checkOptions(options, where);
@@ -522,90 +521,105 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
         read: readDataResult,
         ...spec,
       }));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    });
   }
 
-  async setData(path: string, data: NodeData, options?: VersionOptions): Promise<Stat> {
-    const server = this.serverPath(path, 'setData');
-    const where = at('setData', path);
-    const o = checkOptions(options, where);
-    const bytes = checkData(data, where);
-    const version = checkVersion(o.version, where);
-    return this.send({
-      type: OpCode.setData,
-      op: 'setData',
-      path,
-      write: (w) => writeSetData(w, server, bytes, version),
-      read: readStat,
-      ...checkBounds(o, where),
+  setData(path: string, data: NodeData, options?: VersionOptions): Promise<Stat> {
+    return operation(() => {
+      const server = this.serverPath(path, 'setData');
+      const where = at('setData', path);
+      const o = checkOptions(options, where);
+      const bytes = checkData(data, where);
+      const version = checkVersion(o.version, where);
+      return this.send({
+        type: OpCode.setData,
+        op: 'setData',
+        path,
+        write: (w) => writeSetData(w, server, bytes, version),
+        read: readStat,
+        ...checkBounds(o, where),
+      });
     });
   }
 
   /** Children names (unsorted, as the server lists them) and the parent's Stat. */
-  async getChildren(path: string, options?: WatchOptions): Promise<ChildrenStat> {
-    const server = this.serverPath(path, 'getChildren');
-    const where = at('getChildren', path);
-    const o = checkOptions(options, where);
-    const watch = checkFunction(o.watch, 'watch', where);
-    const spec = checkBounds(o, where);
-    return this.watchedRequest('child', watch, (err) => (err === 0 ? 'child' : undefined), (setWatch) => ({
-      type: OpCode.getChildren2,
-      op: 'getChildren',
-      path,
-      write: (w) => writePathWatch(w, server, setWatch),
-      read: readChildren2,
-      ...spec,
-    }));
+  getChildren(path: string, options?: WatchOptions): Promise<ChildrenStat> {
+    return operation(() => {
+      const server = this.serverPath(path, 'getChildren');
+      const where = at('getChildren', path);
+      const o = checkOptions(options, where);
+      const watch = checkFunction(o.watch, 'watch', where);
+      const spec = checkBounds(o, where);
+      return this.watchedRequest('child', watch, (err) => (err === 0 ? 'child' : undefined), (setWatch) => ({
+        type: OpCode.getChildren2,
+        op: 'getChildren',
+        path,
+        write: (w) => writePathWatch(w, server, setWatch),
+        read: readChildren2,
+        ...spec,
+      }));
+    });
   }
 
-  async getACL(path: string, options?: CallOptions): Promise<AclStat> {
-    const server = this.serverPath(path, 'getACL');
-    return this.send({ type: OpCode.getACL, op: 'getACL', path, write: (w) => writePath(w, server), read: readAclStat, ...callBounds(options, at('getACL', path)) });
+  getACL(path: string, options?: CallOptions): Promise<AclStat> {
+    return operation(() => {
+      const server = this.serverPath(path, 'getACL');
+      return this.send({ type: OpCode.getACL, op: 'getACL', path, write: (w) => writePath(w, server), read: readAclStat, ...callBounds(options, at('getACL', path)) });
+    });
   }
 
-  async setACL(path: string, acl: readonly ACL[], options?: VersionOptions): Promise<Stat> {
-    const server = this.serverPath(path, 'setACL');
-    const where = at('setACL', path);
-    const o = checkOptions(options, where);
-    // Required here: a missing list is no "default ACL" to set.
-    const entries = checkAcl(acl ?? null, where);
-    const version = checkVersion(o.version, where);
-    return this.send({
-      type: OpCode.setACL,
-      op: 'setACL',
-      path,
-      write: (w) => writeSetACL(w, server, entries, version),
-      read: readStat,
-      ...checkBounds(o, where),
+  setACL(path: string, acl: readonly ACL[], options?: VersionOptions): Promise<Stat> {
+    return operation(() => {
+      const server = this.serverPath(path, 'setACL');
+      const where = at('setACL', path);
+      const o = checkOptions(options, where);
+      // Required here: a missing list is no "default ACL" to set.
+      const entries = checkAcl(acl ?? null, where);
+      const version = checkVersion(o.version, where);
+      return this.send({
+        type: OpCode.setACL,
+        op: 'setACL',
+        path,
+        write: (w) => writeSetACL(w, server, entries, version),
+        read: readStat,
+        ...checkBounds(o, where),
+      });
     });
   }
 
   /** Waits until the server this session uses has caught up with the leader (for reads after another client's write). */
-  async sync(path = '/', options?: CallOptions): Promise<void> {
-    const server = this.serverPath(path, 'sync');
-    await this.send({ type: OpCode.sync, op: 'sync', path, write: (w) => writePath(w, server), read: (r) => r.string(), ...callBounds(options, at('sync', path)) });
+  sync(path = '/', options?: CallOptions): Promise<void> {
+    return operation(() => {
+      const server = this.serverPath(path, 'sync');
+      // The reply's path is read past, not returned.
+      return this.send<void>({ type: OpCode.sync, op: 'sync', path, write: (w) => writePath(w, server), read: (r) => void r.string(), ...callBounds(options, at('sync', path)) });
+    });
   }
 
   /** Runs ops atomically: all apply or none. A failure throws a MultiError naming the failing op. */
-  async multi(ops: readonly Op[], options?: CallOptions): Promise<OpResult[]> {
-    const multiOps = toMultiOps(ops, this.chrootMap, (path) => this.aclFor(path));
-    const raw = await this.send({ type: OpCode.multi, op: 'multi', write: (w) => writeMulti(w, multiOps), read: readMultiResults, ...callBounds(options, { op: 'multi' }) });
-    return toOpResults(ops, raw, this.chrootMap);
+  multi(ops: readonly Op[], options?: CallOptions): Promise<OpResult[]> {
+    return operation(() => {
+      const multiOps = toMultiOps(ops, this.chrootMap, (path) => this.aclFor(path));
+      const spec = { type: OpCode.multi, op: 'multi', write: (w: Writer) => writeMulti(w, multiOps), read: readMultiResults, ...callBounds(options, { op: 'multi' }) };
+      return this.send(spec, (raw) => toOpResults(ops, raw, this.chrootMap));
+    });
   }
 
   /** Several reads in one round trip; each result is the value or the error of that read. */
-  async multiRead(ops: readonly MultiReadOp[], options?: CallOptions): Promise<MultiReadResult[]> {
-    const where = { op: 'multiRead' };
-    const serverOps = (checkOps(ops, where, false) as readonly MultiReadOp[]).map((op, i) => {
-      const read = checkMultiReadOp(op, i);
-      return { type: read.type, path: this.chrootMap.toServer(read.path) };
-    });
-    const raw = await this.send({ type: OpCode.multiRead, op: 'multiRead', write: (w) => writeMultiRead(w, serverOps), read: readMultiResults, ...callBounds(options, where) });
-    return raw.map((r, i): MultiReadResult => {
-      if (r.type === OpCode.error || r.err !== 0) return ZooKeeperError.fromServer(r.err, 'multiRead', ops[i]?.path);
-      return r.type === OpCode.getData ? { op: 'getData', data: r.data ?? EMPTY, stat: r.stat! } : { op: 'getChildren', children: r.children ?? [] };
+  multiRead(ops: readonly MultiReadOp[], options?: CallOptions): Promise<MultiReadResult[]> {
+    return operation(() => {
+      const where = { op: 'multiRead' };
+      const serverOps = (checkOps(ops, where, false) as readonly MultiReadOp[]).map((op, i) => {
+        const read = checkMultiReadOp(op, i);
+        return { type: read.type, path: this.chrootMap.toServer(read.path) };
+      });
+      const spec = { type: OpCode.multiRead, op: 'multiRead', write: (w: Writer) => writeMultiRead(w, serverOps), read: readMultiResults, ...callBounds(options, where) };
+      return this.send(spec, (raw) =>
+        raw.map((r, i): MultiReadResult => {
+          if (r.type === OpCode.error || r.err !== 0) return ZooKeeperError.fromServer(r.err, 'multiRead', ops[i]?.path);
+          return r.type === OpCode.getData ? { op: 'getData', data: r.data ?? EMPTY, stat: r.stat! } : { op: 'getChildren', children: r.children ?? [] };
+        }),
+      );
     });
   }
 
@@ -613,34 +627,38 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * A persistent watch on `path` (and, with `recursive`, every node below it). One-shot watches
    * on the same path are then served by it, without a server watch of their own (see WatchManager).
    */
-  async addWatch(path: string, options?: CallOptions & PersistentWatchOptions & { recursive?: boolean }): Promise<PersistentWatch> {
-    const server = this.serverPath(path, 'addWatch');
-    const where = at('addWatch', path);
-    const o = checkOptions(options, where);
-    const recursive = checkBoolean(o.recursive, 'recursive', where) ?? false;
-    const spec = checkBounds(o, where);
-    if (this.watches.hasOtherMode(path, recursive)) {
-      throw new ZooKeeperError('INVALID_ARGUMENT', 'the server keeps one persistent watch mode per path and session: remove the other mode first', { op: 'addWatch', path });
-    }
-    const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w), o);
-    this.watches.adding(watch);
-    try {
-      await this.send({
+  addWatch(path: string, options?: CallOptions & PersistentWatchOptions & { recursive?: boolean }): Promise<PersistentWatch> {
+    return operation(() => {
+      const server = this.serverPath(path, 'addWatch');
+      const where = at('addWatch', path);
+      const o = checkOptions(options, where);
+      const recursive = checkBoolean(o.recursive, 'recursive', where) ?? false;
+      const spec = checkBounds(o, where);
+      if (this.watches.hasOtherMode(path, recursive)) {
+        throw new ZooKeeperError('INVALID_ARGUMENT', 'the server keeps one persistent watch mode per path and session: remove the other mode first', { op: 'addWatch', path });
+      }
+      const watch = new PersistentWatch(path, recursive, (w) => this.removePersistentWatch(w), o);
+      this.watches.adding(watch);
+      const request = {
         type: OpCode.addWatch,
         op: 'addWatch',
         path,
-        write: (w) => writePathInt(w, server, recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent),
-        onReply: (err) => {
+        write: (w: Writer) => writePathInt(w, server, recursive ? AddWatchMode.persistentRecursive : AddWatchMode.persistent),
+        onReply: (err: number) => {
           if (err === 0) this.watches.added(watch);
         },
         ...spec,
-      });
-    } catch (error) {
-      // A request that timed out or was aborted after it was sent may still be applied.
-      if (this.watches.drop(watch)) this.clearServerWatches(path, recursive).catch(() => undefined);
-      throw error;
-    }
-    return watch;
+      };
+      // One `then` from the session's promise, as every operation (see send).
+      return this.request(request).then(
+        () => watch,
+        (error: unknown) => {
+          // A request that timed out or was aborted after it was sent may still be applied.
+          if (this.watches.drop(watch)) this.clearServerWatches(path, recursive).catch(() => undefined);
+          throw error;
+        },
+      );
+    });
   }
 
   private async removePersistentWatch(watch: PersistentWatch): Promise<void> {
@@ -713,12 +731,14 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    * watch counts for both), else rejects with NOWATCHER. One-shot watches a persistent watch of
    * this client serves have no server watch of their own (see the README).
    */
-  async checkWatches(path: string, type: OneShotWatchType, options?: CallOptions): Promise<void> {
-    const server = this.serverPath(path, 'checkWatches');
-    const where = at('checkWatches', path);
-    watchClassesOf(type, where);
-    const spec = callBounds(options, where);
-    await this.send({ type: OpCode.checkWatches, op: 'checkWatches', path, write: (w) => writePathInt(w, server, WatcherType[type]), ...spec });
+  checkWatches(path: string, type: OneShotWatchType, options?: CallOptions): Promise<void> {
+    return operation(() => {
+      const server = this.serverPath(path, 'checkWatches');
+      const where = at('checkWatches', path);
+      watchClassesOf(type, where);
+      const spec = callBounds(options, where);
+      return this.send<void>({ type: OpCode.checkWatches, op: 'checkWatches', path, write: (w) => writePathInt(w, server, WatcherType[type]), ...spec });
+    });
   }
 
   /**
@@ -728,7 +748,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
    */
   getConfig(options?: WatchOptions): Promise<DataResult> {
     if (!this.chrootMap.prefix) return this.readData('getConfig', CONFIG_NODE, options);
-    try {
+    return operation(() => {
       const where = { op: 'getConfig', path: CONFIG_NODE };
       const o = checkOptions(options, where);
       const watch = checkFunction(o.watch, 'watch', where);
@@ -744,15 +764,12 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
         },
         ...spec,
       });
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    });
   }
 
   /** The identities the server knows this session by (`ip`, and those added with addAuth). A 3.7+ server; an older one answers UNIMPLEMENTED. */
-  async whoAmI(options?: CallOptions): Promise<ClientIdentity[]> {
-    const spec = callBounds(options, { op: 'whoAmI' });
-    return this.send({ type: OpCode.whoAmI, op: 'whoAmI', read: readClientInfos, ...spec });
+  whoAmI(options?: CallOptions): Promise<ClientIdentity[]> {
+    return operation(() => this.send({ type: OpCode.whoAmI, op: 'whoAmI', read: readClientInfos, ...callBounds(options, { op: 'whoAmI' }) }));
   }
 
   private async removeServerWatch(path: string, type: number, options: CallOptions = {}): Promise<void> {
@@ -770,18 +787,22 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   }
 
   /** The session's ephemeral nodes under `prefix`. */
-  async getEphemerals(prefix = '/', options?: CallOptions): Promise<string[]> {
-    const server = this.serverPath(prefix, 'getEphemerals');
-    const spec = callBounds(options, at('getEphemerals', prefix));
-    const paths = await this.send({ type: OpCode.getEphemerals, op: 'getEphemerals', path: prefix, write: (w) => writePath(w, server), read: (r) => r.strings(), ...spec });
-    return paths.flatMap((p) => this.chrootMap.fromServer(p) ?? []);
+  getEphemerals(prefix = '/', options?: CallOptions): Promise<string[]> {
+    return operation(() => {
+      const server = this.serverPath(prefix, 'getEphemerals');
+      const spec = callBounds(options, at('getEphemerals', prefix));
+      const request = { type: OpCode.getEphemerals, op: 'getEphemerals', path: prefix, write: (w: Writer) => writePath(w, server), read: (r: Reader) => r.strings(), ...spec };
+      return this.send(request, (paths) => paths.flatMap((p) => this.chrootMap.fromServer(p) ?? []));
+    });
   }
 
   /** The number of all descendants of `path`. */
-  async getAllChildrenNumber(path: string, options?: CallOptions): Promise<number> {
-    const server = this.serverPath(path, 'getAllChildrenNumber');
-    const spec = callBounds(options, at('getAllChildrenNumber', path));
-    return this.send({ type: OpCode.getAllChildrenNumber, op: 'getAllChildrenNumber', path, write: (w) => writePath(w, server), read: (r) => r.int(), ...spec });
+  getAllChildrenNumber(path: string, options?: CallOptions): Promise<number> {
+    return operation(() => {
+      const server = this.serverPath(path, 'getAllChildrenNumber');
+      const spec = callBounds(options, at('getAllChildrenNumber', path));
+      return this.send({ type: OpCode.getAllChildrenNumber, op: 'getAllChildrenNumber', path, write: (w) => writePath(w, server), read: (r) => r.int(), ...spec });
+    });
   }
 
   /**
@@ -880,9 +901,22 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
   // ---- helpers ----
 
   /** Every request goes out here: traced on zklock:client:request while anyone listens, untouched otherwise. */
-  private send<T>(spec: RequestSpec<T>): Promise<T> {
+  private request<T>(spec: RequestSpec<T>): Promise<T> {
     if (!requestChannel.hasSubscribers) return this.session.request(spec);
     return traceRequest(spec, this.sessionId, (traced) => this.session.request(traced));
+  }
+
+  /**
+   * A request as an operation's promise: the session's, then `map` (none: the reply as read).
+   * Exactly one `then` for every operation, success or failure: the session settles replies in
+   * the order the server sent them, and callbacks as deep as each other run in that order (an
+   * `async` method, or an `await` and a `return`, would add links to some and not others, and a
+   * later reply's callback overtook an earlier one's in about half the rounds).
+   */
+  private send<T>(spec: RequestSpec<T>): Promise<T>;
+  private send<T, U>(spec: RequestSpec<T>, map: (value: T) => U): Promise<U>;
+  private send<T, U>(spec: RequestSpec<T>, map?: (value: T) => U): Promise<T | U> {
+    return this.request(spec).then(map);
   }
 
   /** Emits to the application's listeners one by one, each isolated from the others (see callListener). */
@@ -922,7 +956,8 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
         // At once: removeWatcher must find the watcher in flight all along.
         if (request.resend) again = sendAgain();
       };
-      const reply = this.send({ ...build(!request.clientSide), timeout: left, onReply });
+      // Its own one `then` below, as send's.
+      const reply = this.request({ ...build(!request.clientSide), timeout: left, onReply });
       // Failed without a reply (timeout, abort, connection loss, close): its watcher will never be registered.
       reply.catch(() => end(undefined));
       return reply.then(
@@ -969,6 +1004,15 @@ function readDataResult(r: Reader): DataResult {
 
 function waitAborted(signal: AbortSignal): ZooKeeperError {
   return new ZooKeeperError('ABORTED', 'wait for connection aborted', { cause: signal.reason });
+}
+
+/** The operation `start` begins, as its promise: a bad argument it throws rejects it, as any failure does. */
+function operation<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return start();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** Where a call on `path` was made, for its errors; the path only when it is one (it was validated, or is about to be). */

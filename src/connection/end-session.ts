@@ -1,4 +1,5 @@
 import { OpCode, OversizedFrame, Reader, Writer, ZooKeeperError, readConnectResponse, writeConnectRequest, writeRequestHeader } from '../protocol/index.js';
+import { performance } from 'node:perf_hooks';
 import type { HostPort } from './connect-string.js';
 import { Connection } from './connection.js';
 import type { TlsOptions } from './transport.js';
@@ -15,7 +16,7 @@ export interface SessionToEnd {
 export interface EndSessionOptions {
   tls: TlsOptions | undefined;
   maxReplyBytes: number;
-  /** Bounds the connect, then the handshake and the closeSession round trip. */
+  /** Bounds the connect, the handshake and the closeSession round trip, all together. */
   timeoutMs: number;
 }
 
@@ -40,6 +41,10 @@ export function sendCloseSession(connection: Connection, deadlineMs: number): vo
  * not answer within the timeout (another server may).
  */
 export async function endSession(target: HostPort, session: SessionToEnd, options: EndSessionOptions): Promise<boolean> {
+  // One deadline for the three phases: a bound for each let a slow server take three times the
+  // caller's (close() promises CLOSE_TIMEOUT_MS in all).
+  const until = performance.now() + options.timeoutMs;
+  const left = (): number => Math.max(1, Math.floor(until - performance.now()));
   let socket;
   try {
     socket = await openSocket(target, options.timeoutMs, options.tls, new AbortController().signal);
@@ -62,7 +67,7 @@ export async function endSession(target: HostPort, session: SessionToEnd, option
           const response = readConnectResponse(new Reader(frame));
           answered = response.timeout <= 0;
           if (response.timeout <= 0 || response.sessionId !== session.id) return connection.close(done);
-          sendCloseSession(connection, options.timeoutMs);
+          sendCloseSession(connection, left());
         },
         onIdle: () => undefined,
         onWritable: () => undefined,
@@ -72,7 +77,7 @@ export async function endSession(target: HostPort, session: SessionToEnd, option
       `${target.host}:${target.port}`,
     );
     released = connection.released;
-    connection.setDeadline(options.timeoutMs, 'ending a session');
+    connection.setDeadline(left(), 'ending a session');
     const w = new Writer(64);
     writeConnectRequest(w, { lastZxidSeen: session.lastZxid, timeout: session.timeout, sessionId: session.id, password: session.password, readOnly: false });
     connection.send(w.frame());

@@ -58,6 +58,24 @@ describe('close() while disconnected', () => {
     }
   });
 
+  it('keeps to its close timeout when the server answers slowly: the handshake and the closeSession share one deadline', async () => {
+    const { proxy, client } = await suspendedWithEphemeral('/cd-slow');
+    try {
+      // Each phase of the fresh connection (handshake, closeSession) takes 0.9 of the close
+      // timeout: either fits a bound of its own, both do not fit one bound for the whole close.
+      proxy.latency('downstream', Math.round(CLOSE_TIMEOUT_MS * 0.9));
+      proxy.refuseNew(false);
+      const started = performance.now();
+      await client.close();
+      const took = performance.now() - started;
+      assert.equal(client.state, 'closed');
+      // Not LOAD_SLACK_MS, which would hide the defect (the sum of the phases, 1.8 times the timeout).
+      assert.ok(took < CLOSE_TIMEOUT_MS * 1.5, `close() took ${Math.round(took)} ms (close timeout ${CLOSE_TIMEOUT_MS} ms)`);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   for (const [how, silence] of [
     ['refuses connections', (): void => undefined],
     // Accepted, never answered: each attempt is cut short by what is left of the close timeout.

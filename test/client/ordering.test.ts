@@ -70,11 +70,36 @@ describe('replies and watch events reach the caller in the order the server sent
       const write = client.setData('/order-later', String(round)).then(() => log.push('setData'));
       const read = client.getData('/order-later').then(({ data }) => log.push(`read ${data.toString()}`));
       await within(Promise.all([watched, write, read, fired.promise]), ROUND_TRIPS_MS, `round ${round}`);
-      // The two replies after the event may reach their callers in either order: see the README (Ordering).
       const at = (entry: string): number => log.indexOf(entry);
       if (!(at('getData') < at('watch') && at('watch') < at('setData') && at('watch') < at(`read ${round}`))) wrong.push(`round ${round}: ${log.join(' → ')}`);
     }
     assert.deepEqual(wrong, []);
+  });
+
+  it('the callbacks of pipelined requests run in the order the server answered them, whatever the operations', async () => {
+    await client.create('/order-pairs', '0');
+    // Each pair: the first is asked, then the second, in one tick; both replies come in one read.
+    const pairs: [string, () => Promise<unknown>, string, () => Promise<unknown>][] = [
+      ['setData', () => client.setData('/order-pairs', 'x'), 'exists', () => client.exists('/order-pairs')],
+      ['create', () => client.create('/order-pairs/s-', '', { mode: 'PERSISTENT_SEQUENTIAL' }), 'getData', () => client.getData('/order-pairs')],
+      ['getACL', () => client.getACL('/order-pairs'), 'exists', () => client.exists('/order-pairs')],
+      ['sync', () => client.sync('/'), 'getData', () => client.getData('/order-pairs')],
+      ['multi', () => client.multi([{ op: 'check', path: '/order-pairs', version: -1 }]), 'getChildren', () => client.getChildren('/order-pairs')],
+      ['delete', () => client.delete('/order-pairs/missing'), 'getData', () => client.getData('/order-pairs', { watch: () => undefined })],
+    ];
+    const wrong: string[] = [];
+    for (const [first, askFirst, second, askSecond] of pairs) {
+      let overtaken = 0;
+      for (let round = 0; round < 100; round++) {
+        const log: string[] = [];
+        // A failure (delete's NONODE) is an answer too: its callback is as deep as a success's.
+        const seen = (name: string) => (): number => log.push(name);
+        await within(Promise.all([askFirst().then(seen(first), seen(first)), askSecond().then(seen(second), seen(second))]), ROUND_TRIPS_MS, `${first}, ${second}`);
+        if (log[0] !== first) overtaken++;
+      }
+      if (overtaken > 0) wrong.push(`${second} before ${first} in ${overtaken} of 100 rounds`);
+    }
+    assert.deepEqual(wrong, [], 'as in Java, whose callbacks run in order on one thread');
   });
 });
 

@@ -143,6 +143,9 @@ describe('every public argument is checked at the call, before anything is sent'
       ['auth[1].auth', { auth: [{ scheme: 'digest', auth: 'u:p' }, { scheme: 'digest', auth: 5 }] }],
       ['readOnly', { readOnly: 'yes' }],
       ['renewExpiredSession', { renewExpiredSession: 0 }],
+      // Spread into tls.connect as nothing: the client spoke TLS with Node's defaults, as if asked for `true`.
+      ['tls', { tls: 5 }],
+      ['tls', { tls: 'yes' }],
     ];
     const failures: string[] = [];
     for (const [names, options] of bad) {
@@ -157,4 +160,31 @@ describe('every public argument is checked at the call, before anything is sent'
     }
     assert.deepEqual(failures, []);
   });
+
+  it('a bad connect string or state listener throws INVALID_ARGUMENT naming it, instead of a TypeError now or an uncaught one at the next state change', async () => {
+    const failures: string[] = [];
+    const expect = (names: string, call: () => unknown): void => {
+      try {
+        const made = call();
+        if (made instanceof ZooKeeperClient) void made.close();
+        failures.push(`${names}: accepted`);
+      } catch (error) {
+        const { name, code, message } = error as ZooKeeperError;
+        if (name !== 'ZooKeeperError' || code !== 'INVALID_ARGUMENT' || !message.includes(names)) failures.push(`${names}: ${String(error)}`);
+      }
+    };
+    expect('connectString', () => new ZooKeeperClient(any(5)));
+    expect('connectString', () => new ZooKeeperClient(any(undefined)));
+    const client = new ZooKeeperClient(zk.server.connectString);
+    try {
+      // Accepted, a listener that is no function threw an uncaught TypeError from the client's close() below.
+      expect('listener', () => client.onState(any('listener')));
+      expect('options', () => client.states(any(5)));
+      expect('signal', () => client.states({ signal: any({}) }));
+    } finally {
+      await client.close();
+    }
+    assert.deepEqual(failures, []);
+  });
 });
+
