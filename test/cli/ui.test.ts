@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
 import { get } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,10 +20,18 @@ import { launchBrowser } from './helpers/browser.js';
 import type { CliRun } from './helpers/cli.js';
 import { startCli } from './helpers/cli.js';
 
+/** The little of the DOM the tests read inside the page (they compile without the DOM's types). */
+interface PageDom {
+  document: { scrollingElement: { scrollWidth: number }; body: unknown; querySelector(selector: string): unknown };
+  getComputedStyle(element: unknown, pseudo?: string): { backgroundColor: string; color: string; content: string };
+}
+
 const SESSION_TIMEOUT_MS = 4000;
 const KAZOO_SEMAPHORE = fileURLToPath(new URL('./fixtures/kazoo_semaphore.py', import.meta.url));
 /** Every run takes the README's picture; into the test's temporary directory unless ZKLOCK_UI_SCREENSHOT=1 asks for it to be remade. */
 const TEMP = mkdtempSync(join(tmpdir(), 'zklock-ui-'));
+/** Where the pictures of each feature go: the temporary directory, or ZKLOCK_UI_SHOTS to keep them for a look. */
+const SHOTS = process.env.ZKLOCK_UI_SHOTS ?? TEMP;
 const SCREENSHOT = process.env.ZKLOCK_UI_SCREENSHOT === '1' ? new URL('../../docs/ui/zklock-ui.png', import.meta.url) : pathToFileURL(join(TEMP, 'zklock-ui.png'));
 
 describe('zklock ui in a real browser', () => {
@@ -78,8 +87,8 @@ describe('zklock ui in a real browser', () => {
     return { run, url };
   }
 
-  async function open(url: string): Promise<Page> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  async function open(url: string, viewport = { width: 1280, height: 800 }): Promise<Page> {
+    const page = await browser.newPage({ viewport });
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('console', (message) => {
@@ -551,6 +560,144 @@ describe('zklock ui in a real browser', () => {
     await shows(late, `${root}/later`, ['polled'], [], 'the lock, on a page opened while polling');
     await late.close();
     await lease.release();
+    await page.close();
+  });
+  /** Each feature's picture, into the test's temporary directory (never the repository), to be looked at. */
+  async function picture(page: Page, name: string): Promise<void> {
+    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  }
+
+  /** The timeline's holder labels of a lock, and its tick labels. */
+  function timelineTexts(page: Page, lock: string, what: 'holder' | 'tick-label'): Promise<string[]> {
+    return page.locator(`section[data-path="${lock}"] .timeline text.${what}`).allTextContents();
+  }
+
+  it('names the holder on each timeline segment, puts ticks on its time axis, and counts what the filter hides', async () => {
+    const root = '/ui/ops';
+    const first = await new Mutex(await client(), `${root}/a-job`, { ownerId: 'ann' }).acquire();
+    await new Mutex(await client(), `${root}/b-job`, { ownerId: 'cy' }).acquire();
+    await new Mutex(await client(), `${root}/c-backup`, { ownerId: 'dee' }).acquire();
+    const { url } = await startUi(root);
+    const page = await open(url);
+    await shows(page, `${root}/a-job`, ['ann'], [], 'the first holder');
+    // ann's segment grows with the clock (redrawn every few seconds) until her name fits in it.
+    await eventually(async () => (await timelineTexts(page, `${root}/a-job`, 'holder')).includes('ann'), ROUND_TRIPS_MS, 'ann named on her segment');
+    await first.release();
+    const second = await new Mutex(await client(), `${root}/a-job`, { ownerId: 'bob' }).acquire();
+    await shows(page, `${root}/a-job`, ['bob'], [], 'the next holder');
+    await eventually(async () => (await timelineTexts(page, `${root}/a-job`, 'holder')).includes('bob'), ROUND_TRIPS_MS, 'bob named on his segment');
+    // One label per segment, in the segments' order, each the holder's name (cut with … only where it does not fit).
+    const segments = page.locator(`section[data-path="${root}/a-job"] .timeline rect.span`);
+    assert.equal(await segments.count(), 2);
+    assert.deepEqual(await timelineTexts(page, `${root}/a-job`, 'holder'), ['ann', 'bob']);
+    assert.match((await segments.nth(0).locator('title').textContent()) ?? '', /^ann \(token \d+\) released after/);
+
+    // Ticks back from now: at least two, evenly spaced, labelled "-<age>" in growing steps, and "now" at the end.
+    const ticks = await timelineTexts(page, `${root}/a-job`, 'tick-label');
+    assert.ok(ticks.length >= 2, `ticks: ${JSON.stringify(ticks)}`);
+    const agoMs = ticks.map((label) => {
+      const m = /^-(?:(\d+)m)?(?:(\d+)s)?$/.exec(label);
+      assert.ok(m && (m[1] || m[2]), `tick label ${label}`);
+      return (Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0)) * 1000;
+    });
+    // The nearest first, each a step further back.
+    const steps = agoMs.slice(1).map((ms, i) => ms - agoMs[i]!);
+    assert.ok(steps.every((step) => step > 0 && step === agoMs[0]), `tick steps ${JSON.stringify(agoMs)}`);
+    assert.ok(agoMs[agoMs.length - 1]! <= 5 * 60_000);
+    assert.ok(await page.locator(`section[data-path="${root}/a-job"] .timeline text`, { hasText: /^now$/ }).count() === 1);
+    await picture(page, 'timeline');
+
+    // The filter hides two of three locks, and says so; cleared, it says nothing.
+    const hidden = page.locator('#hidden');
+    assert.equal(await hidden.textContent(), '');
+    await page.locator('#filter').fill('backup');
+    assert.equal(await hidden.textContent(), '2 of 3 locks hidden by the filter');
+    assert.equal(await page.locator('section.lock:not([hidden])').count(), 1);
+    await picture(page, 'filter');
+    // A new lock the filter does not match is counted as it arrives.
+    const late = await new Mutex(await client(), `${root}/d-job`, { ownerId: 'eve' }).acquire();
+    await eventually(async () => (await hidden.textContent()) === '3 of 4 locks hidden by the filter', ROUND_TRIPS_MS, 'the count follows a new lock');
+    await page.locator('#filter').fill('');
+    assert.equal(await hidden.textContent(), '');
+    assert.deepEqual((page as Page & { scriptErrors: string[] }).scriptErrors, []);
+    await late.release();
+    await second.release();
+    await page.close();
+  });
+
+  it('fits a phone (420 px) without sideways scrolling, and follows a dark colour scheme', async () => {
+    const root = '/ui/phone';
+    const held = await new Mutex(await client(), `${root}/a-very-long-lock-name-for-a-nightly-database-backup-job`, { ownerId: 'backup-runner@db-primary-eu-west-1.example.internal' }).acquire();
+    const waiter = new Mutex(await client(), `${root}/a-very-long-lock-name-for-a-nightly-database-backup-job`, { ownerId: 'second' }).acquire();
+    await eventually(async () => (await admin.getChildren(`${root}/a-very-long-lock-name-for-a-nightly-database-backup-job`)).children.length === 2);
+    const { url } = await startUi(root);
+    const page = await open(url, { width: 420, height: 800 });
+    await shows(page, `${root}/a-very-long-lock-name-for-a-nightly-database-backup-job`, ['backup-runner@db-primary-eu-west-1.example.internal'], ['second'], 'the lock at phone width');
+    const width = await page.evaluate(() => (globalThis as unknown as PageDom).document.scrollingElement.scrollWidth);
+    assert.ok(width <= 420, `the page is ${width} px wide at 420`);
+    // Every cell of the table within the screen, each naming its column.
+    const cells = await page.locator('section.lock td').evaluateAll((tds) =>
+      tds.map((td) => ({ right: (td as unknown as { getBoundingClientRect(): { right: number } }).getBoundingClientRect().right, label: (globalThis as unknown as PageDom).getComputedStyle(td, '::before').content })),
+    );
+    assert.ok(cells.length >= 16);
+    for (const cell of cells) assert.ok(cell.right <= 420, `a cell reaches ${cell.right} px`);
+    assert.ok(cells.some((cell) => cell.label === '"Owner"'), 'cells name their column');
+    await picture(page, 'phone');
+
+    // Light unless asked; dark when the system asks for it.
+    const lightness = (): Promise<number> =>
+      page.evaluate(() => {
+        const inPage = globalThis as unknown as PageDom;
+        const [r, g, b] = (inPage.getComputedStyle(inPage.document.body).backgroundColor.match(/\d+/g) ?? []).map(Number);
+        return (0.2126 * r! + 0.7152 * g! + 0.0722 * b!) / 255;
+      });
+    await page.emulateMedia({ colorScheme: 'light' });
+    assert.ok((await lightness()) > 0.9, 'a light page by default');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    assert.ok((await lightness()) < 0.2, 'a dark body background');
+    const text = await page.evaluate(() => {
+      const inPage = globalThis as unknown as PageDom;
+      return inPage.getComputedStyle(inPage.document.querySelector('section.lock td.owner')).color;
+    });
+    assert.notEqual(text, 'rgb(27, 31, 36)', 'and light text on it');
+    await picture(page, 'phone-dark');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await picture(page, 'dark');
+    await held.release();
+    await (await waiter).release();
+    await page.close();
+  });
+
+  it('keeps the history it has seen across a reload, even of a restarted zklock ui', async () => {
+    const root = '/ui/reload';
+    const first = await new Mutex(await client(), `${root}/job`, { ownerId: 'ann' }).acquire();
+    const one = await startUi(root, '--port', '0');
+    const page = await open(one.url);
+    await shows(page, `${root}/job`, ['ann'], [], 'the first holder');
+    await first.release();
+    const second = await new Mutex(await client(), `${root}/job`, { ownerId: 'bob' }).acquire();
+    await shows(page, `${root}/job`, ['bob'], [], 'the next holder');
+    const spans = page.locator(`section[data-path="${root}/job"] .timeline rect.span`);
+    assert.equal(await spans.count(), 2);
+    const before = await spans.locator('title').allTextContents();
+
+    // The same page reloaded, then the ui restarted on the same address (a new token): ann's hold is still drawn.
+    await page.reload();
+    await shows(page, `${root}/job`, ['bob'], [], 'the holder after a reload');
+    assert.equal(await spans.count(), 2, 'both holds after a reload');
+    const port = new URL(one.url).port;
+    one.run.child.kill('SIGTERM');
+    await once(one.run.child, 'exit');
+    const two = await startUi(root, '--port', port);
+    await page.goto(two.url);
+    await page.locator('#connection[data-state="connected"]').waitFor({ timeout: ROUND_TRIPS_MS });
+    await shows(page, `${root}/job`, ['bob'], [], 'the holder seen by the new ui');
+    const after = await spans.locator('title').allTextContents();
+    assert.equal(after.length, 2, `both holds after a restart: ${JSON.stringify(after)}`);
+    assert.equal(after[0], before[0], 'ann\'s hold as it was seen');
+    assert.match(after[1]!, /^bob \(token \d+\) holding for/);
+    await picture(page, 'after-reload');
+    await second.release();
     await page.close();
   });
 });

@@ -22,9 +22,84 @@ const view = {
   order: [],
   /** Heading ids, unique for the page's lifetime. */
   ids: 0,
+  /** Where this tab keeps the history it has seen of this ZooKeeper and root, and what it had kept when the page (re)started. */
+  storeKey: undefined,
+  past: new Map(),
+  /** The history changed since it was last kept. */
+  unsaved: false,
 };
+/** Events kept per lock across a reload, as many as the ui server keeps (HISTORY in lock-model.ts). */
+const KEPT_PER_LOCK = 40;
+/** Events kept across a reload in all, the locks with the latest events first: a few hundred kB of sessionStorage at most. */
+const KEPT_IN_ALL = 4000;
+const ENDS = ['released', 'forced', 'unseen'];
 const main = document.getElementById('locks');
 const filter = document.getElementById('filter');
+
+/**
+ * What this tab saw before a reload (or before the ui server was restarted), from sessionStorage:
+ * per tab, so two tabs on different roots never mix, and gone with the tab. Our own bytes, but
+ * possibly from an older page: anything not shaped as an event is dropped.
+ */
+function loadPast(key) {
+  const past = new Map();
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(key) ?? 'null');
+    if (!saved || typeof saved.savedAt !== 'number' || typeof saved.locks !== 'object') return past;
+    for (const [path, events] of Object.entries(saved.locks)) {
+      if (!Array.isArray(events)) continue;
+      const history = events.filter((e) => e && typeof e.t === 'number' && typeof e.type === 'string' && typeof e.owner === 'string' && typeof e.token === 'string');
+      past.set(path, { savedAt: saved.savedAt, history });
+    }
+  } catch {
+    // Unreadable or refused storage: the page starts with the ui server's history alone.
+  }
+  return past;
+}
+
+function savePast() {
+  if (!view.storeKey || !view.unsaved) return;
+  view.unsaved = false;
+  const latest = (lock) => lock.history[lock.history.length - 1]?.t ?? 0;
+  const locks = [...view.locks.values()].filter((l) => l.history.length > 0).sort((a, b) => latest(b) - latest(a));
+  const kept = {};
+  let count = 0;
+  for (const lock of locks) {
+    if (count + lock.history.length > KEPT_IN_ALL) break;
+    kept[lock.path] = lock.history;
+    count += lock.history.length;
+  }
+  try {
+    sessionStorage.setItem(view.storeKey, JSON.stringify({ savedAt: now(), locks: kept }));
+  } catch {
+    // Storage full or refused: keeping the history is a convenience, never a reason to stop showing.
+  }
+}
+
+/**
+ * The ui server's history of a lock joined with what this tab kept of it: the same event seen by
+ * both counts once, at the earlier time (each is a time by which it had happened). A hold kept
+ * open that is neither ended nor held now ended out of sight: it is drawn up to when the tab last
+ * looked, never as still held.
+ */
+function withPast(lock) {
+  const past = view.past.get(lock.path);
+  view.unsaved = true;
+  if (!past) return lock;
+  const events = new Map();
+  for (const e of [...past.history, ...lock.history]) {
+    const key = `${e.type} ${e.token}`;
+    const had = events.get(key);
+    if (!had || e.t < had.t) events.set(key, e);
+  }
+  const holding = new Set(lock.holders.map((h) => h.token));
+  for (const e of past.history) {
+    if (e.type !== 'acquired' || holding.has(e.token) || ENDS.some((type) => events.has(`${type} ${e.token}`))) continue;
+    events.set(`unseen ${e.token}`, { t: Math.max(e.t, past.savedAt), type: 'unseen', owner: e.owner, token: e.token });
+  }
+  lock.history = [...events.values()].sort((a, b) => a.t - b.t).slice(-KEPT_PER_LOCK);
+  return lock;
+}
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -70,6 +145,8 @@ function contenderRow(lock, c, role) {
     heldOrWaited(c, holder),
     el('td', { class: 'mono' }, c.token),
   );
+  // At phone width the rows are stacked as cards: each cell names its column itself (app.css).
+  [...row.children].forEach((cell, i) => cell.setAttribute('data-label', COLUMNS[i]));
   if (view.admin) {
     const actions = el('td', { class: 'actions' });
     if (lock.kind !== 'semaphore' && lock.kind !== 'simple') actions.append(actionButton('revoke', 'Revoke', lock, c));
@@ -85,10 +162,25 @@ function actionButton(action, label, lock, c) {
   return button;
 }
 
-/** Holder spans of the last five minutes from the lock's history, with marks where a holder was forced out or asked to go. */
+const COLUMNS = ['Role', 'Owner', 'Kind', 'Host', 'PID', 'Session', 'Held / waited', 'Fencing token'];
+
+/** Tick spacings for the timeline's time axis; the first that gives at most MAX_TICKS ticks is used. */
+const TICK_STEPS_MS = [5_000, 10_000, 15_000, 30_000, 60_000, 120_000];
+const MAX_TICKS = 6;
+/** Roughly the width of one character of a segment's label (10 px system-ui), to cut the holder's name to its segment. */
+const LABEL_CHAR_PX = 6;
+
+/** The holder's name cut to what fits in a segment `width` px wide; empty when not even a letter and an ellipsis fit. */
+function fitLabel(owner, width) {
+  const room = Math.floor((width - 4) / LABEL_CHAR_PX);
+  if (room < 2) return '';
+  return owner.length <= room ? owner : `${owner.slice(0, room - 1)}…`;
+}
+
+/** Holder spans of the last five minutes from the lock's history, each named, with marks where a holder was forced out or asked to go, on a time axis with ticks. */
 function timeline(lock) {
   const width = 360;
-  const height = 34;
+  const height = 44;
   const end = now();
   // Five minutes at most; a lock seen for less gets the span it has (30 s at least), so fresh handoffs are wide enough to see.
   const first = Math.min(end - MIN_WINDOW_MS, ...lock.history.map((e) => e.t));
@@ -96,7 +188,7 @@ function timeline(lock) {
   const x = (t) => Math.max(0, Math.min(width, ((t - start) / (end - start)) * width));
   const shapes = [];
   const ends = new Map();
-  for (const e of lock.history) if (e.type === 'released' || e.type === 'forced') ends.set(e.token, e);
+  for (const e of lock.history) if (e.type === 'released' || e.type === 'forced' || e.type === 'unseen') ends.set(e.token, e);
   let handoffs = 0;
   let forced = 0;
   for (const e of lock.history) {
@@ -105,24 +197,37 @@ function timeline(lock) {
       const until = gone ? gone.t : end;
       if (until < start) continue;
       if (e.t >= start) handoffs++;
-      const rect = svgEl('rect', { class: gone?.type === 'forced' ? 'span forced' : 'span', x: x(e.t), y: 6, width: Math.max(1.5, x(until) - x(e.t) - 1), height: 14 });
-      rect.append(svgEl('title', {}, `${e.owner} (token ${e.token}) ${gone ? `${gone.type} after ${formatAge(until - e.t)}` : `holding for ${formatAge(until - e.t)}`}`));
+      const w = Math.max(1.5, x(until) - x(e.t) - 1);
+      const how = !gone ? `holding for ${formatAge(until - e.t)}` : gone.type === 'unseen' ? `held at least ${formatAge(until - e.t)}, then out of this page's sight` : `${gone.type} after ${formatAge(until - e.t)}`;
+      const rect = svgEl('rect', { class: gone?.type === 'forced' ? 'span forced' : 'span', x: x(e.t), y: 4, width: w, height: 16 });
+      rect.append(svgEl('title', {}, `${e.owner} (token ${e.token}) ${how}`));
       shapes.push(rect);
+      const name = fitLabel(e.owner, w);
+      if (name) shapes.push(svgEl('text', { class: 'holder', x: x(e.t) + 2, y: 16, 'data-token': e.token }, name));
     } else if ((e.type === 'forced' || e.type === 'revoke') && e.t >= start) {
       if (e.type === 'forced') forced++;
-      const mark = svgEl('line', { class: `mark-${e.type}`, x1: x(e.t), x2: x(e.t), y1: 2, y2: 24 });
+      const mark = svgEl('line', { class: `mark-${e.type}`, x1: x(e.t), x2: x(e.t), y1: 1, y2: 24 });
       mark.append(svgEl('title', {}, `${e.type === 'forced' ? 'force released' : 'revocation requested'}: ${e.owner}`));
       shapes.push(mark);
     }
+  }
+  // Ticks back from now, so the labels read as "so long ago" like the ages in the table.
+  const step = TICK_STEPS_MS.find((s) => (end - start) / s <= MAX_TICKS) ?? TICK_STEPS_MS[TICK_STEPS_MS.length - 1];
+  const ticks = [];
+  for (let ago = step; ago <= end - start; ago += step) {
+    const at = x(end - ago);
+    ticks.push(svgEl('line', { class: 'tick', x1: at, x2: at, y1: 22, y2: 27 }));
+    // The leftmost label would be cut by the edge: anchored at its start there.
+    if (at > 30) ticks.push(svgEl('text', { class: 'tick-label', x: at, y: 38, 'text-anchor': 'middle' }, `-${formatAge(ago)}`));
   }
   const label = `Holders over the last ${formatAge(end - start)}: ${handoffs} acquisitions, ${forced} forced out`;
   const chart = svgEl(
     'svg',
     { width, height, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': label },
-    svgEl('line', { class: 'axis', x1: 0, x2: width, y1: 21, y2: 21 }),
+    svgEl('line', { class: 'axis', x1: 0, x2: width, y1: 22, y2: 22 }),
     ...shapes,
-    svgEl('text', { x: 0, y: 32 }, `-${formatAge(end - start)}`),
-    svgEl('text', { x: width - 20, y: 32 }, 'now'),
+    ...ticks,
+    svgEl('text', { x: width, y: 38, 'text-anchor': 'end' }, 'now'),
   );
   return el('figure', { class: 'timeline' }, chart, el('figcaption', {}, label));
 }
@@ -156,7 +261,7 @@ function lockSection(lock) {
     ? el('span', { class: 'state-held' }, `held by ${holder.owner}${lock.holders.length > 1 ? ` and ${lock.holders.length - 1} more` : ''}`)
     : el('span', { class: 'state-free' }, 'free');
   const heading = el('h2', { id }, el('span', { class: 'path' }, lock.path), el('span', { class: 'badge' }, lock.kind), state, el('span', { class: 'badge' }, `${waiting} waiting`));
-  const columns = ['Role', 'Owner', 'Kind', 'Host', 'PID', 'Session', 'Held / waited', 'Fencing token'];
+  const columns = [...COLUMNS];
   if (view.admin) columns.push('Actions');
   const body = el('tbody', {});
   lock.holders.forEach((c) => body.append(contenderRow(lock, c, 'holder')));
@@ -187,6 +292,7 @@ function insertionIndex(path) {
 
 /** Replaces a lock's section, keeping keyboard focus on the same button if it had it. */
 function upsert(lock) {
+  withPast(lock);
   view.locks.set(lock.path, lock);
   const old = view.sections.get(lock.path);
   if (!old) {
@@ -225,6 +331,14 @@ function summarize() {
     waiting += lock.waiters.length + lock.moreWaiters;
   }
   document.getElementById('summary').textContent = `${view.locks.size} locks, ${held} held, ${waiting} waiting`;
+  countHidden();
+}
+
+/** Says how many locks the filter hides, so an empty-looking page is never mistaken for no locks. */
+function countHidden() {
+  let hidden = 0;
+  for (const section of view.sections.values()) if (section.hidden) hidden++;
+  document.getElementById('hidden').textContent = hidden > 0 ? `${hidden} of ${view.sections.size} locks hidden by the filter` : '';
 }
 
 function showStatus(status) {
@@ -293,12 +407,17 @@ function connect() {
     document.getElementById('root').textContent = hello.root;
     const id = hello.identity;
     document.getElementById('identity').textContent = `ZooKeeper ${id.connect}${id.tls ? ' over TLS' : ''} as ${id.auth.length > 0 ? id.auth.join(', ') : 'anyone (no auth)'}${hello.admin ? ' · admin actions ON' : ''}`;
+    // Again after the ui server was restarted: what this page saw so far is kept first.
+    savePast();
+    view.storeKey = `zklock-ui-history ${id.connect} ${hello.root}`;
+    view.past = loadPast(view.storeKey);
     main.replaceChildren();
     view.locks.clear();
     view.sections.clear();
     view.order = hello.locks.map((l) => l.path);
     const fragment = document.createDocumentFragment();
     for (const lock of hello.locks) {
+      withPast(lock);
       view.locks.set(lock.path, lock);
       const section = lockSection(lock);
       view.sections.set(lock.path, section);
@@ -321,6 +440,7 @@ function connect() {
 
 filter.addEventListener('input', () => {
   for (const [path, section] of view.sections) section.hidden = !matches(view.locks.get(path));
+  countHidden();
 });
 
 /**
@@ -360,6 +480,12 @@ setInterval(() => {
   // The timelines slide slowly: redrawn every few seconds, the ages every second.
   const figures = ++ticks % 5 === 0;
   for (const section of onScreen) refresh(section, figures);
+  savePast();
 }, 1000);
+// A reload right after a change keeps it too, and the time the page last looked.
+addEventListener('pagehide', () => {
+  view.unsaved = true;
+  savePast();
+});
 
 connect();
