@@ -22,7 +22,7 @@ import { startCli } from './helpers/cli.js';
 
 /** The little of the DOM the tests read inside the page (they compile without the DOM's types). */
 interface PageDom {
-  document: { scrollingElement: { scrollWidth: number }; body: unknown; querySelector(selector: string): unknown };
+  document: { scrollingElement: { scrollWidth: number }; body: unknown; documentElement: unknown; querySelector(selector: string): unknown };
   getComputedStyle(element: unknown, pseudo?: string): { backgroundColor: string; color: string; content: string };
 }
 
@@ -572,11 +572,9 @@ describe('zklock ui in a real browser', () => {
     return page.locator(`section[data-path="${lock}"] .timeline text.${what}`).allTextContents();
   }
 
-  it('names the holder on each timeline segment, puts ticks on its time axis, and counts what the filter hides', async () => {
+  it('names the holder on each timeline segment and puts ticks on its time axis', async () => {
     const root = '/ui/ops';
     const first = await new Mutex(await client(), `${root}/a-job`, { ownerId: 'ann' }).acquire();
-    await new Mutex(await client(), `${root}/b-job`, { ownerId: 'cy' }).acquire();
-    await new Mutex(await client(), `${root}/c-backup`, { ownerId: 'dee' }).acquire();
     const { url } = await startUi(root);
     const page = await open(url);
     await shows(page, `${root}/a-job`, ['ann'], [], 'the first holder');
@@ -606,7 +604,21 @@ describe('zklock ui in a real browser', () => {
     assert.ok(agoMs[agoMs.length - 1]! <= 5 * 60_000);
     assert.ok(await page.locator(`section[data-path="${root}/a-job"] .timeline text`, { hasText: /^now$/ }).count() === 1);
     await picture(page, 'timeline');
+    assert.deepEqual((page as Page & { scriptErrors: string[] }).scriptErrors, []);
+    await second.release();
+    await page.close();
+  });
 
+  it('counts the locks its filter hides', async () => {
+    const root = '/ui/filter';
+    const leases = [
+      await new Mutex(await client(), `${root}/a-job`, { ownerId: 'ann' }).acquire(),
+      await new Mutex(await client(), `${root}/b-job`, { ownerId: 'cy' }).acquire(),
+      await new Mutex(await client(), `${root}/c-backup`, { ownerId: 'dee' }).acquire(),
+    ];
+    const { url } = await startUi(root);
+    const page = await open(url);
+    await shows(page, `${root}/c-backup`, ['dee'], [], 'the last lock');
     // The filter hides two of three locks, and says so; cleared, it says nothing.
     const hidden = page.locator('#hidden');
     assert.equal(await hidden.textContent(), '');
@@ -619,13 +631,14 @@ describe('zklock ui in a real browser', () => {
     await eventually(async () => (await hidden.textContent()) === '3 of 4 locks hidden by the filter', ROUND_TRIPS_MS, 'the count follows a new lock');
     await page.locator('#filter').fill('');
     assert.equal(await hidden.textContent(), '');
+    assert.equal(await page.locator('section.lock:not([hidden])').count(), 4);
     assert.deepEqual((page as Page & { scriptErrors: string[] }).scriptErrors, []);
     await late.release();
-    await second.release();
+    for (const lease of leases) await lease.release();
     await page.close();
   });
 
-  it('fits a phone (420 px) without sideways scrolling, and follows a dark colour scheme', async () => {
+  it('fits a phone (420 px) without sideways scrolling', async () => {
     const root = '/ui/phone';
     const held = await new Mutex(await client(), `${root}/a-very-long-lock-name-for-a-nightly-database-backup-job`, { ownerId: 'backup-runner@db-primary-eu-west-1.example.internal' }).acquire();
     const waiter = new Mutex(await client(), `${root}/a-very-long-lock-name-for-a-nightly-database-backup-job`, { ownerId: 'second' }).acquire();
@@ -643,12 +656,26 @@ describe('zklock ui in a real browser', () => {
     for (const cell of cells) assert.ok(cell.right <= 420, `a cell reaches ${cell.right} px`);
     assert.ok(cells.some((cell) => cell.label === '"Owner"'), 'cells name their column');
     await picture(page, 'phone');
+    await held.release();
+    await (await waiter).release();
+    await page.close();
+  });
 
+  it('follows a dark colour scheme', async () => {
+    const root = '/ui/dark';
+    const held = await new Mutex(await client(), `${root}/job`, { ownerId: 'night-shift' }).acquire();
+    const waiter = new Mutex(await client(), `${root}/job`, { ownerId: 'second' }).acquire();
+    await eventually(async () => (await admin.getChildren(`${root}/job`)).children.length === 2);
+    const { url } = await startUi(root);
+    const page = await open(url);
+    await shows(page, `${root}/job`, ['night-shift'], ['second'], 'the lock');
     // Light unless asked; dark when the system asks for it.
     const lightness = (): Promise<number> =>
       page.evaluate(() => {
         const inPage = globalThis as unknown as PageDom;
-        const [r, g, b] = (inPage.getComputedStyle(inPage.document.body).backgroundColor.match(/\d+/g) ?? []).map(Number);
+        // What shows behind the text: the body's background, or the root's through a transparent body.
+        const [body, root] = [inPage.document.body, inPage.document.documentElement].map((e) => inPage.getComputedStyle(e).backgroundColor);
+        const [r, g, b] = ((body === 'rgba(0, 0, 0, 0)' ? root : body)!.match(/\d+/g) ?? []).map(Number);
         return (0.2126 * r! + 0.7152 * g! + 0.0722 * b!) / 255;
       });
     await page.emulateMedia({ colorScheme: 'light' });
@@ -660,9 +687,9 @@ describe('zklock ui in a real browser', () => {
       return inPage.getComputedStyle(inPage.document.querySelector('section.lock td.owner')).color;
     });
     assert.notEqual(text, 'rgb(27, 31, 36)', 'and light text on it');
-    await picture(page, 'phone-dark');
-    await page.setViewportSize({ width: 1280, height: 800 });
     await picture(page, 'dark');
+    await page.setViewportSize({ width: 420, height: 800 });
+    await picture(page, 'phone-dark');
     await held.release();
     await (await waiter).release();
     await page.close();
