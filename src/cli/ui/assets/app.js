@@ -407,7 +407,8 @@ function connect() {
     document.getElementById('root').textContent = hello.root;
     const id = hello.identity;
     document.getElementById('identity').textContent = `ZooKeeper ${id.connect}${id.tls ? ' over TLS' : ''} as ${id.auth.length > 0 ? id.auth.join(', ') : 'anyone (no auth)'}${hello.admin ? ' · admin actions ON' : ''}`;
-    // Again after the ui server was restarted: what this page saw so far is kept first.
+    // Again after the ui server was restarted: what this page saw so far is kept first, up to now.
+    view.unsaved = view.locks.size > 0;
     savePast();
     view.storeKey = `zklock-ui-history ${id.connect} ${hello.root}`;
     view.past = loadPast(view.storeKey);
