@@ -11,7 +11,7 @@ import { writtenByZklock } from './owner-data.js';
 import { Lookahead } from './queue-lookahead.js';
 import type { QueueWait } from './queue-watch.js';
 import { LIST_INSTEAD_OF_READ, SessionLost, presentBlockers, untilAnswered, waitUntilGone } from './queue-watch.js';
-import { awaitSession, sessionForCreate } from './reconnect.js';
+import { awaitSession, ensureLockPath, sessionForCreate } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { holdsNoUserData, parseRecord } from './release-record.js';
@@ -211,7 +211,7 @@ export async function createProtected(
       }
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
-        await deadline.race(client.ensurePath(parent, { container, acl: pathAcl(acl), signal: deadline.requestSignal }));
+        await ensureLockPath(client, parent, { container, acl: pathAcl(acl) }, deadline);
       } else if (createMayHaveRun(error)) {
         // The create may have run: adopt its node, or, when we give up, make sure it goes.
         try {

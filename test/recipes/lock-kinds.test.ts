@@ -243,6 +243,22 @@ describe('every lock kind under the same faults (issue 10)', () => {
       await next.release();
     });
 
+    eachKind('lost-ensure', 'of the create of its missing lock path is ridden out: the acquire gets the lock, never CONNECTIONLOSS (explorer N1)', async (s) => {
+      // Deepest first: each parent goes, so the acquire's first create is refused NONODE and it creates the path itself.
+      for (const parent of [...s.kind.parents(s.path)].sort((a, b) => b.length - a.length)) await s.admin.delete(parent);
+      const { client, proxy } = await s.viaProxy({ sessionTimeout: SURVIVING });
+      const session = client.sessionId;
+      const acquiring = s.lock(client).acquire({ timeout: bound(SURVIVING) });
+      acquiring.catch(() => undefined);
+      // The create of a parent itself, not of a node in it: its path, then no data (length 0) and one ACL.
+      await loseReplyTo(proxy, s.kind.parents(s.path).map((parent) => `${parent}\0\0\0\0\0\0\0\u0001`));
+      const lease = await within(acquiring, bound(SURVIVING), 'acquire after the lost reply');
+      assert.equal(client.sessionId, session, 'same session after the reconnect');
+      assert.ok(lease.held);
+      assert.deepEqual(await s.owned(session), nodesHeld(lease).sort(), 'exactly the lease’s nodes are ours');
+      await lease.release();
+    });
+
     /**
      * `stage` black-holes the replies to our acquire at some point of it; the deadline passes
      * while none can come back, then the connection is reset and let through again: the acquire
