@@ -102,7 +102,7 @@ export class ReadWriteLock {
       return await this.client.setData(writeLease.node, marked, { version: read.stat.version });
     } catch (error) {
       if (error instanceof ZooKeeperError && error.code === 'BADVERSION') return undefined;
-      if (!isTransient(error)) throw error;
+      if (!isTransient(error)) throw nodeGone(error, writeLease.node);
       return this.afterLostWrite(writeLease, read.stat.version);
     }
   }
@@ -111,8 +111,7 @@ export class ReadWriteLock {
     try {
       return await this.client.getData(writeLease.node);
     } catch (error) {
-      if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new LockError('NOT_HELD', 'our write node is gone', { path: writeLease.node, op: 'downgrade', cause: error });
-      throw error;
+      throw nodeGone(error, writeLease.node);
     }
   }
 
@@ -133,6 +132,12 @@ export class ReadWriteLock {
     if (isDowngraded(read.data)) return read.stat;
     return read.stat.version === wroteOver ? undefined : read.stat;
   }
+}
+
+/** A NONODE for our write node (deleted by a forced release, an operator) is NOT_HELD: the lock is no longer ours to downgrade. */
+function nodeGone(error: unknown, node: string): unknown {
+  if (error instanceof ZooKeeperError && error.code === 'NONODE') return new LockError('NOT_HELD', 'our write node is gone', { path: node, op: 'downgrade', cause: error });
+  return error;
 }
 
 /** Writes into our node by others are rare (a revocation request): past this many reads in a row, give up. */
