@@ -295,7 +295,8 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
   }
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
-  if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
+  // Listed after our create in the same session, so someone deleted it in between (an operator, a forced release): queue again.
+  if (!self) throw new NodeLost();
   // The first listing's: a queue joined again after a session loss does not replace it (see diagnostics.ts).
   if (o.trace) o.trace.queuePosition ??= queue.indexOf(self);
   const owner = node.stat.ephemeralOwner;
