@@ -73,6 +73,8 @@ export class ReadWriteLock {
         if (attempt === DOWNGRADE_ATTEMPTS) throw new LockError('DOWNGRADE_CONFLICT', `others wrote into our write node during each of ${DOWNGRADE_ATTEMPTS} attempts; the write lock was released`, where);
         read = await this.readOwnNode(writeLease);
       }
+      // As for every acquire (see handOut): none once close() has begun, which ends the session the lease would stand on.
+      if (this.client.closing) throw new ZooKeeperError('CLOSED', 'the client was closed before the read lease was handed out', where);
       // The round trips took time: the session or the hold may have ended meanwhile. No lease already lost is handed out.
       if (this.client.sessionId !== writeLease.sessionId || (writeLease.holdLimit?.expiresAt ?? Infinity) <= performance.now()) {
         throw new LockError('NOT_HELD', 'the session or the hold ended during the downgrade; the write lock was released', where);

@@ -179,4 +179,29 @@ describe('downgrade when the write node is written meanwhile', () => {
       await proxy.close();
     }
   });
+
+  it('the client closed as the marker is answered: downgrade rejects with CLOSED, no read lease is handed out after close() (explorer, handed-out-after-close)', async () => {
+    const client = await zk.client({ sessionTimeout: 6000 });
+    const ours = new ReadWriteLock(client, '/dw/closed');
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    // Once downgrade's marker (its only setData) is answered, before downgrade goes on, the application closes the client.
+    let closing: Promise<void> | undefined;
+    const setData = client.setData.bind(client);
+    Object.assign(client, {
+      setData: async (...args: Parameters<ZooKeeperClient['setData']>) => {
+        const stat = await setData(...args);
+        closing ??= client.close();
+        return stat;
+      },
+    });
+    const downgrading = ours.downgrade(write);
+    downgrading.catch(() => undefined);
+    await assert.rejects(within(downgrading, ROUND_TRIPS_MS, 'downgrade settles'), (error: unknown) => {
+      assert.equal((error as { code?: string }).code, 'CLOSED', `rejected with CLOSED, got ${String(error)}`);
+      return true;
+    });
+    assert.ok(closing, 'closed as the marker was answered');
+    await closing;
+    await zk.assertNoNodes('/dw/closed');
+  });
 });
