@@ -802,6 +802,16 @@ export class Session extends EventEmitter {
       setImmediate(this.repliesSeen);
     }
     packet.onReply?.(header.err, header.xid);
+    if (header.err === ZK_ERROR.UNKNOWNSESSION && !this.isClosing) {
+      // The server no longer knows our session (another connection closed it, and this request
+      // came after): it is over, as when a handshake reports it expired. Every request fails
+      // with SESSIONEXPIRED, not a code nobody handles, and a new session is made when renewed.
+      const reason = new ZooKeeperError('SESSIONEXPIRED', `server ${connection.label} no longer knows the session`, { zkCode: header.err });
+      packet.fail(relocated(reason, { op: packet.op, path: packet.path }));
+      this.expire(reason);
+      connection.close(new ZooKeeperError('CONNECTIONLOSS', 'session expired', { zkCode: -4 }));
+      return;
+    }
     if (header.err !== 0) {
       // exists' NONODE is its answer for a missing node (with the watch set, as for any answer), not a failure: no error is built for it.
       if (header.err === ZK_ERROR.NONODE && packet.type === OpCode.exists) packet.succeed(null);

@@ -11,7 +11,7 @@ import { writtenByZklock } from './owner-data.js';
 import { Lookahead } from './queue-lookahead.js';
 import type { QueueWait } from './queue-watch.js';
 import { LIST_INSTEAD_OF_READ, SessionLost, presentBlockers, untilAnswered, waitUntilGone } from './queue-watch.js';
-import { awaitSession, sessionForCreate } from './reconnect.js';
+import { awaitSession, ensureLockPath, sessionForCreate } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
 import { holdsNoUserData, parseRecord } from './release-record.js';
@@ -211,7 +211,7 @@ export async function createProtected(
       }
       if (error.code === 'NONODE') {
         // The lock path is missing, or was a container the server reaped between our ensure and our create.
-        await deadline.race(client.ensurePath(parent, { container, acl: pathAcl(acl), signal: deadline.requestSignal }));
+        await ensureLockPath(client, parent, { container, acl: pathAcl(acl) }, deadline);
       } else if (createMayHaveRun(error)) {
         // The create may have run: adopt its node, or, when we give up, make sure it goes.
         try {
@@ -295,7 +295,8 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
   }
   const queue = sortContenders(node.children);
   const self = queue.find((c) => c.name === node.name);
-  if (!self) throw new ZooKeeperError('PROTOCOL_ERROR', 'our node is missing from a listing taken after its creation', { path: node.path });
+  // Listed after our create in the same session, so someone deleted it in between (an operator, a forced release): queue again.
+  if (!self) throw new NodeLost();
   // The first listing's: a queue joined again after a session loss does not replace it (see diagnostics.ts).
   if (o.trace) o.trace.queuePosition ??= queue.indexOf(self);
   const owner = node.stat.ephemeralOwner;

@@ -73,6 +73,8 @@ export class ReadWriteLock {
         if (attempt === DOWNGRADE_ATTEMPTS) throw new LockError('DOWNGRADE_CONFLICT', `others wrote into our write node during each of ${DOWNGRADE_ATTEMPTS} attempts; the write lock was released`, where);
         read = await this.readOwnNode(writeLease);
       }
+      // As for every acquire (see handOut): none once close() has begun, which ends the session the lease would stand on.
+      if (this.client.closing) throw new ZooKeeperError('CLOSED', 'the client was closed before the read lease was handed out', where);
       // The round trips took time: the session or the hold may have ended meanwhile. No lease already lost is handed out.
       if (this.client.sessionId !== writeLease.sessionId || (writeLease.holdLimit?.expiresAt ?? Infinity) <= performance.now()) {
         throw new LockError('NOT_HELD', 'the session or the hold ended during the downgrade; the write lock was released', where);
@@ -102,7 +104,7 @@ export class ReadWriteLock {
       return await this.client.setData(writeLease.node, marked, { version: read.stat.version });
     } catch (error) {
       if (error instanceof ZooKeeperError && error.code === 'BADVERSION') return undefined;
-      if (!isTransient(error)) throw error;
+      if (!isTransient(error)) throw nodeGone(error, writeLease.node);
       return this.afterLostWrite(writeLease, read.stat.version);
     }
   }
@@ -111,8 +113,7 @@ export class ReadWriteLock {
     try {
       return await this.client.getData(writeLease.node);
     } catch (error) {
-      if (error instanceof ZooKeeperError && error.code === 'NONODE') throw new LockError('NOT_HELD', 'our write node is gone', { path: writeLease.node, op: 'downgrade', cause: error });
-      throw error;
+      throw nodeGone(error, writeLease.node);
     }
   }
 
@@ -133,6 +134,12 @@ export class ReadWriteLock {
     if (isDowngraded(read.data)) return read.stat;
     return read.stat.version === wroteOver ? undefined : read.stat;
   }
+}
+
+/** A NONODE for our write node (deleted by a forced release, an operator) is NOT_HELD: the lock is no longer ours to downgrade. */
+function nodeGone(error: unknown, node: string): unknown {
+  if (error instanceof ZooKeeperError && error.code === 'NONODE') return new LockError('NOT_HELD', 'our write node is gone', { path: node, op: 'downgrade', cause: error });
+  return error;
 }
 
 /** Writes into our node by others are rare (a revocation request): past this many reads in a row, give up. */

@@ -1,6 +1,7 @@
-import type { ZooKeeperClient } from '../client/index.js';
+import type { AclProvider, ZooKeeperClient } from '../client/index.js';
 import { isZooKeeperError } from '../client/index.js';
 import type { Deadline } from './deadline.js';
+import { isTransient } from './transient.js';
 
 /**
  * Resolves once the client is connected again, or, given `owner`, once that session has ended
@@ -35,4 +36,24 @@ export async function awaitSession(client: ZooKeeperClient, owner: bigint | unde
 export async function sessionForCreate(client: ZooKeeperClient, deadline: Deadline): Promise<bigint> {
   while (client.sessionId === 0n) await awaitSession(client, undefined, deadline);
   return client.sessionId;
+}
+
+/**
+ * Creates a missing lock path (or a semaphore's folder) for an acquire whose create was refused
+ * NONODE. A lost connection or an unanswered request is ridden out like the rest of the acquire's
+ * steps (CONNECTIONLOSS is never an acquire's outcome): each retry waits for a connected session,
+ * and the deadline bounds them all. The session's end returns too: the caller creates again on
+ * the next session (or fails when it must keep its session), where a NONODE brings it back here.
+ */
+export async function ensureLockPath(client: ZooKeeperClient, path: string, options: { container: boolean; acl: AclProvider | undefined }, deadline: Deadline): Promise<void> {
+  for (;;) {
+    try {
+      await deadline.race(client.ensurePath(path, { ...options, signal: deadline.requestSignal }));
+      return;
+    } catch (error) {
+      if (isZooKeeperError(error, 'SESSIONEXPIRED')) return;
+      if (!isTransient(error)) throw error;
+    }
+    await awaitSession(client, undefined, deadline);
+  }
 }

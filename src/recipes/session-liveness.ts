@@ -4,6 +4,8 @@ import { ZooKeeperError } from '../client/index.js';
 import type { Deadline } from './deadline.js';
 import type { LockAcl } from './lock-acl.js';
 import { nodeAcl } from './lock-acl.js';
+import { awaitSession } from './reconnect.js';
+import { isTransient } from './transient.js';
 
 type Listener = () => void;
 
@@ -64,22 +66,32 @@ export function onLivenessLost(client: ZooKeeperClient, margin: number, listener
  * creator needs ADMIN on its node, as CREATOR_ALL gives; syncs cannot chain a proof that has
  * lapsed: see liveness-proof.ts). Bounded by the deadline: rejects with its LockError once it has
  * passed (the caller then gives its node up: nobody will hold it), with NOAUTH when the setACL is
- * refused. Otherwise never throws: a proof
+ * refused. A lost connection is ridden out on the same session. Otherwise never throws: a proof
  * that cannot be had shows as the lease's signal aborting at once.
  */
 export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline, node: string, acl: LockAcl | undefined): Promise<void> {
   livenessOf(client);
   if (client.sessionAliveUntil() - margin > performance.now()) return;
-  try {
-    await client.sync('/', { signal: deadline.requestSignal });
-    await client.setACL(node, nodeAcl(client, acl, node), { signal: deadline.requestSignal });
-  } catch (error) {
-    // Aborted by the deadline: the acquire is over.
-    deadline.check();
-    // Refused: the node's ACL gives its creator no ADMIN, so no lease on it could ever be proven
-    // fresh this way; the caller gives the node up and rejects with the server's NOAUTH.
-    if (error instanceof ZooKeeperError && error.code === 'NOAUTH') throw error;
-    // Anything else: the lease's monitor decides.
+  const session = client.sessionId;
+  for (;;) {
+    try {
+      await client.sync('/', { signal: deadline.requestSignal });
+      await client.setACL(node, nodeAcl(client, acl, node), { signal: deadline.requestSignal });
+      return;
+    } catch (error) {
+      // Aborted by the deadline: the acquire is over.
+      deadline.check();
+      // Refused: the node's ACL gives its creator no ADMIN, so no lease on it could ever be proven
+      // fresh this way; the caller gives the node up and rejects with the server's NOAUTH.
+      if (error instanceof ZooKeeperError && error.code === 'NOAUTH') throw error;
+      // Anything else but a lost connection or an unanswered request: the lease's monitor decides.
+      if (!isTransient(error)) return;
+    }
+    // The session may well live on (a reconnect keeps it): prove it again on the next connection,
+    // not hand out a lease already lost. Each try waits for a connection; the session's end, the
+    // client's and the deadline end the tries (the monitor then decides, or the acquire is over).
+    await awaitSession(client, session, deadline).catch(() => deadline.check());
+    if (client.sessionId !== session || client.state !== 'connected') return;
   }
 }
 

@@ -11,7 +11,7 @@ import type { LeaseMonitorOptions } from './lease-monitor.js';
 import type { LockState } from './inspect.js';
 import { simpleLockState } from './inspect.js';
 import { attemptOf, ownerData } from './owner-data.js';
-import { awaitSession, sessionForCreate } from './reconnect.js';
+import { awaitSession, ensureLockPath, sessionForCreate } from './reconnect.js';
 import { createMayHaveRun, isTransient } from './transient.js';
 import { checkSafetyMargin, safetyMargin } from './lease-monitor.js';
 import { proveFresh } from './session-liveness.js';
@@ -112,7 +112,7 @@ export class SimpleLock {
       } catch (error) {
         if (!(error instanceof ZooKeeperError)) throw error;
         if (error.code === 'NONODE') {
-          await deadline.race(client.ensurePath(parentOf(this.path), { container: true, acl: pathAcl(this.options.acl), signal: deadline.requestSignal }));
+          await ensureLockPath(client, parentOf(this.path), { container: true, acl: pathAcl(this.options.acl) }, deadline);
           continue;
         }
         if (error.code === 'NODEEXISTS') found = await this.look(attempt, false);

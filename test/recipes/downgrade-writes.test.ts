@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ZooKeeperClient } from '../../src/index.js';
-import { LockError, ReadWriteLock, inspectLock, requestRevocation } from '../../src/index.js';
+import { LockError, ReadWriteLock, ZooKeeperClient as Client, inspectLock, requestRevocation } from '../../src/index.js';
+import { FaultProxy } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import { loseReplyTo, silenceRepliesAfter } from '../support/lose-reply.js';
 import { serverWatches } from '../support/server-watches.js';
@@ -144,5 +145,63 @@ describe('downgrade when the write node is written meanwhile', () => {
     await read.release();
     assert.deepEqual(await serverWatches(zk.server, client.sessionId), [], 'none left once released');
     await zk.assertNoNodes('/dw/watch');
+  });
+
+  it('the write node deleted (a forced release, an operator) while the marker is on its way: downgrade rejects with NOT_HELD, not a raw NONODE (explorer N2)', async () => {
+    const path = '/dw/deleted';
+    let node: string | undefined;
+    let deleted: Promise<void> | undefined;
+    // setData (5) is downgrade's marker: held back until another session has deleted the node.
+    const proxy = await FaultProxy.start({
+      targetPort: zk.server.port,
+      onRequest: ({ opcode }) => {
+        if (opcode !== 5 || node === undefined || deleted) return 'forward';
+        deleted = zk.admin.delete(node);
+        return { delay: 1000 };
+      },
+    });
+    const client = await Client.connect(proxy.connectString, { sessionTimeout: 6000 });
+    try {
+      const ours = new ReadWriteLock(client, path);
+      const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+      node = write.node;
+      const downgrading = ours.downgrade(write);
+      downgrading.catch(() => undefined);
+      await assert.rejects(within(downgrading, ROUND_TRIPS_MS, 'downgrade settles'), (error: unknown) => {
+        assert.ok(error instanceof LockError, `a LockError NOT_HELD, got ${String(error)}`);
+        assert.equal(error.code, 'NOT_HELD');
+        return true;
+      });
+      await deleted;
+      await zk.assertNoNodes(path);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
+  it('the client closed as the marker is answered: downgrade rejects with CLOSED, no read lease is handed out after close() (explorer, handed-out-after-close)', async () => {
+    const client = await zk.client({ sessionTimeout: 6000 });
+    const ours = new ReadWriteLock(client, '/dw/closed');
+    const write = await ours.writeLock.acquire({ timeout: ROUND_TRIPS_MS });
+    // Once downgrade's marker (its only setData) is answered, before downgrade goes on, the application closes the client.
+    let closing: Promise<void> | undefined;
+    const setData = client.setData.bind(client);
+    Object.assign(client, {
+      setData: async (...args: Parameters<ZooKeeperClient['setData']>) => {
+        const stat = await setData(...args);
+        closing ??= client.close();
+        return stat;
+      },
+    });
+    const downgrading = ours.downgrade(write);
+    downgrading.catch(() => undefined);
+    await assert.rejects(within(downgrading, ROUND_TRIPS_MS, 'downgrade settles'), (error: unknown) => {
+      assert.equal((error as { code?: string }).code, 'CLOSED', `rejected with CLOSED, got ${String(error)}`);
+      return true;
+    });
+    assert.ok(closing, 'closed as the marker was answered');
+    await closing;
+    await zk.assertNoNodes('/dw/closed');
   });
 });

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Lease, ZooKeeperClient } from '../../src/index.js';
-import { LockError, LockLostError, Mutex, SimpleLock } from '../../src/index.js';
+import { LockError, LockLostError, Mutex, ReadWriteLock, SimpleLock, ZooKeeperClient as Client } from '../../src/index.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { eventually, nextEvent } from '../support/wait.js';
 import { RecipeFixture, within } from './fixtures.js';
 import { loseReplyTo } from '../support/lose-reply.js';
+import { FaultProxy } from '../../src/testing/index.js';
 
 describe('lock recipes under connection faults and session expiry', () => {
   let zk: RecipeFixture;
@@ -189,5 +190,71 @@ describe('lock recipes under connection faults and session expiry', () => {
     assert.equal(await new SimpleLock(await zk.client(), '/f/simple/node').tryAcquire(), null, 'held by us, not by another session');
     await lease.release();
     assert.equal(await zk.admin.exists('/f/simple/node'), null);
+  });
+
+  for (const [name, make] of [
+    ['Mutex', (client: ZooKeeperClient, path: string) => new Mutex(client, path)],
+    ['WriteLock', (client: ZooKeeperClient, path: string) => new ReadWriteLock(client, path).writeLock],
+    ['ReadLock', (client: ZooKeeperClient, path: string) => new ReadWriteLock(client, path).readLock],
+  ] as const) {
+    it(`${name}: our node deleted by an operator between its create and the listing behind it: the acquire queues again, never PROTOCOL_ERROR (explorer N4)`, async () => {
+      const path = `/f/deleted-before-listing/${name}`;
+      await zk.admin.ensurePath(path);
+      const client = await zk.client({ sessionTimeout: 6000 });
+      // The acquire's listing, pipelined behind its create, is sent only once another session has
+      // deleted every contender: the server runs our create, the delete, then the listing.
+      let deleted = false;
+      const list = client.getChildren.bind(client);
+      Object.assign(client, {
+        getChildren: async (at: string, options: Parameters<ZooKeeperClient['getChildren']>[1]) => {
+          if (at === path && !deleted) {
+            deleted = true;
+            await eventually(async () => (await zk.admin.getChildren(path)).children.length === 1, ROUND_TRIPS_MS, 'our create ran');
+            for (const child of (await zk.admin.getChildren(path)).children) await zk.admin.delete(`${path}/${child}`);
+          }
+          return list(at, options);
+        },
+      });
+      try {
+        const lease = await within(make(client, path).acquire({ timeout: 10_000 }), ROUND_TRIPS_MS, 'the acquire after the delete');
+        assert.ok(deleted, 'the first listing came after the delete');
+        assert.ok(lease.held);
+        assert.deepEqual((await zk.admin.getChildren(path)).children, [lease.node.slice(path.length + 1)], 'only the node it queued again with');
+        await lease.release();
+        await zk.assertNoNodes(path);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  it('a request answered UNKNOWNSESSION (its session closed from outside while it was on its way): the session is over, the acquire queues on a new one, never UNKNOWNSESSION (explorer N3)', async () => {
+    const path = '/f/unknown-session';
+    await zk.admin.ensurePath(path);
+    // The server answers so a request that reaches it after another connection ended the session
+    // (the window is a few ms wide on a real server): the proxy plays that answer for the first create (create2, 15).
+    let refused = false;
+    const proxy = await FaultProxy.start({
+      targetPort: zk.server.port,
+      onRequest: ({ opcode }) => {
+        if (opcode !== 15 || refused) return 'forward';
+        refused = true;
+        return { error: -12 };
+      },
+    });
+    const client = await Client.connect(proxy.connectString, { sessionTimeout: 6000 });
+    try {
+      const session = client.sessionId;
+      const lease = await within(new Mutex(client, path).acquire({ timeout: 10_000 }), ROUND_TRIPS_MS, 'the acquire');
+      assert.ok(refused, 'the first create was answered UNKNOWNSESSION');
+      assert.notEqual(lease.sessionId, session, 'on a new session');
+      assert.ok(lease.held);
+      assert.equal((await zk.admin.exists(lease.node))?.ephemeralOwner, lease.sessionId, 'its node, owned by the new session');
+      assert.deepEqual((await zk.admin.getChildren(path)).children, [lease.node.slice(path.length + 1)], 'no other node');
+      await lease.release();
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
   });
 });

@@ -243,6 +243,22 @@ describe('every lock kind under the same faults (issue 10)', () => {
       await next.release();
     });
 
+    eachKind('lost-ensure', 'of the create of its missing lock path is ridden out: the acquire gets the lock, never CONNECTIONLOSS (explorer N1)', async (s) => {
+      // Deepest first: each parent goes, so the acquire's first create is refused NONODE and it creates the path itself.
+      for (const parent of [...s.kind.parents(s.path)].sort((a, b) => b.length - a.length)) await s.admin.delete(parent);
+      const { client, proxy } = await s.viaProxy({ sessionTimeout: SURVIVING });
+      const session = client.sessionId;
+      const acquiring = s.lock(client).acquire({ timeout: bound(SURVIVING) });
+      acquiring.catch(() => undefined);
+      // The create of a parent itself, not of a node in it: its path, then no data (length 0) and one ACL.
+      await loseReplyTo(proxy, s.kind.parents(s.path).map((parent) => `${parent}\0\0\0\0\0\0\0\u0001`));
+      const lease = await within(acquiring, bound(SURVIVING), 'acquire after the lost reply');
+      assert.equal(client.sessionId, session, 'same session after the reconnect');
+      assert.ok(lease.held);
+      assert.deepEqual(await s.owned(session), nodesHeld(lease).sort(), 'exactly the lease’s nodes are ours');
+      await lease.release();
+    });
+
     /**
      * `stage` black-holes the replies to our acquire at some point of it; the deadline passes
      * while none can come back, then the connection is reset and let through again: the acquire
@@ -446,8 +462,13 @@ describe('every lock kind under the same faults (issue 10)', () => {
      * tenth of it. Once that has run out, every acquire rebuilds the proof before it hands a
      * lease out (proveFresh: a sync, then a setACL of our node); `during` runs as the setACL goes.
      */
-    async function duringProof(s: Scenario, during: (client: ZooKeeperClient) => void, signal?: AbortSignal): Promise<{ client: ZooKeeperClient; acquired: Promise<AnyLease> }> {
-      const client = await s.client({ sessionTimeout: PROOF_SESSION });
+    async function duringProof(
+      s: Scenario,
+      during: (client: ZooKeeperClient) => void,
+      signal?: AbortSignal,
+      client: ZooKeeperClient | undefined = undefined,
+    ): Promise<{ client: ZooKeeperClient; acquired: Promise<AnyLease> }> {
+      client ??= await s.client({ sessionTimeout: PROOF_SESSION });
       const safetyMargin = 0.9 * PROOF_SESSION;
       await eventually(() => client.sessionAliveUntil() - safetyMargin <= performance.now(), ROUND_TRIPS, "the handshake's proof ran out");
       let proving = false;
@@ -468,6 +489,31 @@ describe('every lock kind under the same faults (issue 10)', () => {
       const { client, acquired } = await duringProof(s, () => giveUp.abort(new Error('caller gave up')), giveUp.signal);
       await assert.rejects(acquired, isLockError('ABORTED'));
       assert.deepEqual(await s.owned(client.sessionId), [], 'no node of ours is left');
+    });
+
+    eachKind('lost-proof', 'the reply to the proof\'s write lost with the connection: the acquire proves again once reconnected and hands out a live lease (explorer, handed-out-lost)', async (s) => {
+      const { client, proxy } = await s.viaProxy({ sessionTimeout: PROOF_SESSION });
+      const session = client.sessionId;
+      let reconnected: Promise<unknown> | undefined;
+      // As the setACL goes, every reply is black-holed; once it has reached the server, the connection is reset.
+      const { acquired } = await duringProof(
+        s,
+        () => {
+          proxy.blackhole('downstream');
+          reconnected = (async () => {
+            await sleep(100);
+            proxy.resetAll();
+            proxy.passThrough();
+          })();
+        },
+        undefined,
+        client,
+      );
+      await reconnected;
+      const lease = await acquired;
+      assert.equal(client.sessionId, session, 'the same session, reconnected');
+      assert.equal(lease.signal.aborted, false, `handed out live, not lost (${String(lease.signal.reason)})`);
+      await lease.release();
     });
 
     eachKind('close-proof', 'the client closed while the liveness proof is rebuilt: CLOSED, and no lease is handed out (issue 25 item 12)', async (s) => {

@@ -3,18 +3,20 @@ import { ROUND_TRIPS_MS } from './bounds.js';
 import { eventually } from './wait.js';
 
 /**
- * Loses the reply to the `nth` request whose bytes contain `marker`: once that request has gone
- * upstream, replies are black-holed; once one was dropped the connection is reset, so the client
- * sees CONNECTIONLOSS for a request the server did execute, and reconnects.
+ * Loses the reply to the `nth` request whose bytes contain `marker` (any of them, given several):
+ * once that request has gone upstream, replies are black-holed; once one was dropped the
+ * connection is reset, so the client sees CONNECTIONLOSS for a request the server did execute,
+ * and reconnects.
  */
-export async function loseReplyTo(proxy: FaultProxy, marker: string, nth = 1): Promise<void> {
+export async function loseReplyTo(proxy: FaultProxy, marker: string | readonly string[], nth = 1): Promise<void> {
   let seen = 0;
+  const markers = typeof marker === 'string' ? [marker] : marker;
   const droppedBefore = proxy.stats().droppedDownstreamBytes;
   const unsubscribe = proxy.onChunk((event) => {
-    if (seen < nth && event.direction === 'upstream' && !event.dropped && event.chunk.includes(marker) && ++seen === nth) proxy.blackhole('downstream');
+    if (seen < nth && event.direction === 'upstream' && !event.dropped && markers.some((m) => event.chunk.includes(m)) && ++seen === nth) proxy.blackhole('downstream');
   });
   try {
-    await eventually(() => seen === nth && proxy.stats().droppedDownstreamBytes > droppedBefore, ROUND_TRIPS_MS, `reply to request #${nth} with "${marker}" dropped`);
+    await eventually(() => seen === nth && proxy.stats().droppedDownstreamBytes > droppedBefore, ROUND_TRIPS_MS, `reply to request #${nth} with "${markers.join(`" or "`)}" dropped`);
   } finally {
     unsubscribe();
   }
