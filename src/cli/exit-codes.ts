@@ -57,7 +57,8 @@ const ROWS: readonly { code: string; meaning: string; scopes: readonly (ExitScop
   { code: '124', meaning: 'exec --max-hold: the command held the lock too long; it was terminated', scopes: ['all', 'exec'] },
   { code: '126/127', meaning: 'exec: the command cannot be executed / was not found', scopes: ['all', 'exec'] },
   { code: '128+N', meaning: 'interrupted by signal N while waiting, or the command died of signal N', scopes: ['all', 'exec'] },
-  { code: '128+N', meaning: 'interrupted by signal N (server: SIGINT and SIGTERM stop it with 0)', scopes: ['zookeeper', 'local'] },
+  { code: '128+N', meaning: 'interrupted by signal N', scopes: ['zookeeper'] },
+  { code: '128+N', meaning: 'interrupted by signal N (server: SIGINT and SIGTERM stop it with 0)', scopes: ['local'] },
 ];
 
 /** The exit-code table printed after `--help`: every row for `zklock --help`, a command's own rows otherwise. */
