@@ -32,16 +32,37 @@ export const EXIT = {
   SIGNAL_BASE: 128,
 } as const;
 
-/** The table printed after every command's `--help`. */
-export const EXIT_CODES_HELP = `Exit codes:
-  0        success (exec: the command's own exit code is passed through)
-  1        failure explained on stderr (e.g. a demo check failed, no such path)
-  2        usage error, or confirmation refused
-  69       ZooKeeper unreachable, or the session ended
-  73       exec --try: the lock is taken; nothing was run
-  74       exec --timeout: the lock was not acquired in time; nothing was run
-  75       exec: the lock was lost while the command ran; it was terminated
-  77       not authorized (bad credentials or ACL)
-  124      exec --max-hold: the command held the lock too long; it was terminated
-  126/127  exec: the command cannot be executed / was not found
-  128+N    interrupted by signal N while waiting, or the command died of signal N`;
+/**
+ * Which codes a command can end with: `exec` (its command's codes and the lock's), the commands
+ * that talk to ZooKeeper (`status`, `ls`, `ui`, `revoke`, `release`), and the local ones that
+ * start their own servers (`server`, `demo`), which never connect to a given ensemble. The
+ * top-level `--help` shows every row; a command's shows only what it can return, so a reader of
+ * `zklock status --help` is not told about `--max-hold`.
+ */
+export type ExitScope = 'exec' | 'zookeeper' | 'local';
+
+const ROWS: readonly { code: string; meaning: string; scopes: readonly (ExitScope | 'all')[] }[] = [
+  { code: '0', meaning: 'success (exec: the command\'s own exit code is passed through)', scopes: ['all', 'exec'] },
+  { code: '0', meaning: 'success', scopes: ['zookeeper', 'local'] },
+  { code: '1', meaning: 'failure explained on stderr (e.g. a demo check failed, no such path)', scopes: ['all'] },
+  { code: '1', meaning: 'failure explained on stderr (e.g. no such path)', scopes: ['exec', 'zookeeper'] },
+  { code: '1', meaning: 'failure explained on stderr (e.g. a demo check failed, no Java or ZooKeeper)', scopes: ['local'] },
+  { code: '2', meaning: 'usage error, or confirmation refused', scopes: ['all', 'zookeeper'] },
+  { code: '2', meaning: 'usage error', scopes: ['exec', 'local'] },
+  { code: '69', meaning: 'ZooKeeper unreachable, or the session ended', scopes: ['all', 'exec', 'zookeeper'] },
+  { code: '73', meaning: 'exec --try: the lock is taken; nothing was run', scopes: ['all', 'exec'] },
+  { code: '74', meaning: 'exec --timeout: the lock was not acquired in time; nothing was run', scopes: ['all', 'exec'] },
+  { code: '75', meaning: 'exec: the lock was lost while the command ran; it was terminated', scopes: ['all', 'exec'] },
+  { code: '77', meaning: 'not authorized (bad credentials or ACL)', scopes: ['all', 'exec', 'zookeeper'] },
+  { code: '124', meaning: 'exec --max-hold: the command held the lock too long; it was terminated', scopes: ['all', 'exec'] },
+  { code: '126/127', meaning: 'exec: the command cannot be executed / was not found', scopes: ['all', 'exec'] },
+  { code: '128+N', meaning: 'interrupted by signal N while waiting, or the command died of signal N', scopes: ['all', 'exec'] },
+  { code: '128+N', meaning: 'interrupted by signal N', scopes: ['zookeeper'] },
+  { code: '128+N', meaning: 'interrupted by signal N (server: SIGINT and SIGTERM stop it with 0)', scopes: ['local'] },
+];
+
+/** The exit-code table printed after `--help`: every row for `zklock --help`, a command's own rows otherwise. */
+export function exitCodesHelp(scope: ExitScope | 'all'): string {
+  const rows = ROWS.filter((row) => row.scopes.includes(scope)).map((row) => `  ${row.code.padEnd(9)}${row.meaning}`);
+  return ['Exit codes:', ...rows].join('\n');
+}

@@ -11,7 +11,7 @@ import { serverCommand } from './commands/server.js';
 import { statusCommand } from './commands/status.js';
 import { uiCommand } from './commands/ui.js';
 import { demoWorkerCommand } from './demo/worker.js';
-import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
+import { EXIT, exitCodesHelp } from './exit-codes.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -35,7 +35,7 @@ function program(): Command {
     .version(pkg.version, '-V, --version', 'print the version')
     .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
-    .addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`);
+    .addHelpText('after', `${EXAMPLES}\n${exitCodesHelp('all')}`);
   for (const command of [execCommand(), statusCommand(), lsCommand(), uiCommand(), revokeCommand(), releaseCommand(), serverCommand(), demoCommand()]) root.addCommand(command);
   root.addCommand(demoWorkerCommand(), { hidden: true });
   // Commander exits by itself on usage errors (code 1); route them through one place so usage errors exit 2 as documented.

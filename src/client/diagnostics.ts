@@ -1,4 +1,4 @@
-import diagnostics_channel from 'node:diagnostics_channel';
+import * as diagnostics_channel from 'node:diagnostics_channel';
 import type { TracingChannel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { RequestSpec, SessionEvent } from '../connection/index.js';

@@ -1,5 +1,5 @@
-import net from 'node:net';
-import tls from 'node:tls';
+import * as net from 'node:net';
+import * as tls from 'node:tls';
 import { ZooKeeperError } from '../protocol/index.js';
 import type { HostPort } from './connect-string.js';
 

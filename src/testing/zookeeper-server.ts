@@ -12,7 +12,14 @@ import { ZooKeeperProcess } from './zookeeper-process.js';
 import type { LaunchPlan } from './zookeeper-process.js';
 
 /** Options for {@link ZooKeeperServer}. */
-export type ZooKeeperServerOptions = ZooKeeperOptions;
+export interface ZooKeeperServerOptions extends ZooKeeperOptions {
+  /**
+   * The client port on 127.0.0.1 (`zklock server --port 2181`, for tools that only know a fixed
+   * address); default a free one, which tests should keep. A port in use fails the start (not
+   * retried on another port).
+   */
+  readonly port?: number;
+}
 
 /**
  * A real standalone ZooKeeper server (a JVM running QuorumPeerMain) on free 127.0.0.1 ports,
@@ -37,6 +44,9 @@ export class ZooKeeperServer extends ZooKeeperProcess {
     super('ZooKeeper server');
     this.#options = options;
     this.#timing = validateOptions(options);
+    if (options.port !== undefined && !(Number.isInteger(options.port) && options.port >= 1 && options.port <= 65535)) {
+      throw new HarnessError('INVALID_OPTIONS', `port must be an integer from 1 to 65535, got ${options.port}`, { option: 'port', value: options.port });
+    }
   }
 
   /** Creates and starts a server; on failure nothing is left behind. */
@@ -71,7 +81,7 @@ export class ZooKeeperServer extends ZooKeeperProcess {
       return;
     }
     const workspace = (this.#workspace ??= await createWorkspace(this.#options, this.#timing, 'server'));
-    await retryOnPortConflict(async () => {
+    const launch = async (): Promise<void> => {
       this.#plan = await planLaunch(this.#options, workspace);
       try {
         await super.start();
@@ -79,7 +89,9 @@ export class ZooKeeperServer extends ZooKeeperProcess {
         this.#plan = undefined;
         throw error;
       }
-    });
+    };
+    // A port the caller chose is the same on every attempt: a conflict there is the answer, not a race to retry.
+    await (this.#options.port === undefined ? retryOnPortConflict(launch) : launch());
   }
 
   /**
@@ -112,7 +124,7 @@ export class ZooKeeperServer extends ZooKeeperProcess {
 }
 
 async function planLaunch(options: ZooKeeperServerOptions, workspace: Workspace): Promise<LaunchPlan> {
-  const clientPort = await allocatePort();
+  const clientPort = options.port ?? (await allocatePort());
   const tls = workspace.tls === undefined ? undefined : { securePort: await allocatePort(), material: workspace.tls };
   const config = renderConfig({ options, timing: workspace.timing, dataDir: join(workspace.dir, 'data'), clientPort, tls });
   return { workspace, dir: workspace.dir, files: { 'zoo.cfg': config }, clientPort, securePort: tls?.securePort };

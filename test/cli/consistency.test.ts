@@ -4,6 +4,7 @@ import { LockError, Mutex, Semaphore, ZooKeeperClient, ZooKeeperError } from '..
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS } from '../../src/client/durations.js';
 import type { ZooKeeperServer } from '../../src/testing/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
+import { allocatePort } from '../../src/testing/loopback-ports.js';
 import { harnessBound } from '../support/bounds.js';
 import { serverFixture } from '../support/server-fixture.js';
 import { eventually } from '../support/wait.js';
@@ -56,6 +57,24 @@ describe('zklock: consistent options, timeouts and messages', () => {
     } finally {
       run.child.kill('SIGINT');
       assert.equal(await run.exited(harnessBound(0, 1)), 0, run.stderr());
+    }
+  });
+
+  it('server --port serves on the port asked for', async () => {
+    const port = await allocatePort();
+    const run = startCli(['server', '--port', String(port)]);
+    try {
+      await eventually(() => run.stdout().includes('\n'), harnessBound(1), 'zklock server to print its address');
+      assert.equal(run.stdout().split('\n')[0], `127.0.0.1:${port}`);
+      await using viaPort = await ZooKeeperClient.connect(`127.0.0.1:${port}`);
+      assert.equal(viaPort.state, 'connected');
+    } finally {
+      run.child.kill('SIGINT');
+      assert.equal(await run.exited(harnessBound(0, 1)), 0, run.stderr());
+    }
+    for (const bad of [['--port', '0'], ['--port', '70000'], ['--port', '2181', '--ensemble', '3']]) {
+      const refused = await runCli(['server', ...bad]);
+      assert.equal(refused.code, 2, `zklock server ${bad.join(' ')}: ${refused.stderr}`);
     }
   });
 

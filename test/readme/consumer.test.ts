@@ -2,16 +2,18 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { ZooKeeperError } from '../../src/index.js';
 import { createTempDir, removeTempDir } from '../../src/testing/temp-dir.js';
 import { ROUND_TRIPS_MS, harnessBound } from '../support/bounds.js';
 import { serverFixture } from '../support/server-fixture.js';
 import type { ReadmeBlock } from './readme-blocks.js';
-import { REPO, readReadme, run } from './readme-blocks.js';
+import { REPO, firstUnmatched, readReadme, readmeTsconfig, run, statedOutput } from './readme-blocks.js';
 
 /*
  * A newcomer's project: the packed tarball (what npm publishes) installed into a fresh project
- * outside this repository, for each way people load it, running the README's first example
- * against a real server. The TypeScript flavours compile it with strict settings and no
+ * outside this repository, for each way people load it, running the README's first example of
+ * its language against a real server (the TypeScript one is the first screen's lock, compiled once
+ * more with the first screen's own tsconfig.json). The TypeScript flavours compile it with strict settings and no
  * "types" listed (so our declarations must bring Node's types themselves), then run the output.
  */
 
@@ -52,32 +54,40 @@ interface Flavour {
   files: Record<string, string>;
   /** What to run, relative to the project, after the install (and the compile, for TypeScript). */
   main: string;
-  tsModule?: 'node16' | 'nodenext' | 'bundler';
+  tsModule?: 'node16' | 'nodenext' | 'bundler' | 'node10';
+  /** The README block it runs: its output must be what the block says it prints. */
+  block: ReadmeBlock;
 }
 
 function flavours(): Flavour[] {
-  const ts = firstOf('ts').code;
-  const js = firstOf('js').code;
-  const typescript = (tsModule: 'node16' | 'nodenext' | 'bundler', type: Flavour['type'] = 'module'): Flavour => {
-    const module = tsModule === 'bundler' ? 'esnext' : tsModule;
+  const tsBlock = firstOf('ts');
+  const jsBlock = firstOf('js');
+  const ts = tsBlock.code;
+  const js = jsBlock.code;
+  const typescript = (tsModule: NonNullable<Flavour['tsModule']>, type: Flavour['type'] = 'module'): Flavour => {
+    // bundler and node10 (`moduleResolution: "node"`, which reads no `exports`: our top-level types and typesVersions serve it) take any ES module output.
+    const module = tsModule === 'bundler' || tsModule === 'node10' ? 'esnext' : tsModule;
     const compilerOptions = { strict: true, target: 'ES2022', module, moduleResolution: tsModule, types: [], outDir: 'out' };
     // A CommonJS file has no top-level await; its `import` compiles to require(), which loads our ES module on Node 20.19+.
     const code = type === 'commonjs' ? inAsyncMain(ts, (line) => line) : ts;
     const files = { 'first.ts': code, 'tsconfig.json': JSON.stringify({ compilerOptions, files: ['first.ts'] }) };
-    return { name: `TypeScript, strict, module ${tsModule}${type === 'commonjs' ? ', CommonJS' : ''}`, type, tsModule, main: 'out/first.js', files };
+    return { name: `TypeScript, strict, module ${tsModule}${type === 'commonjs' ? ', CommonJS' : ''}`, type, tsModule, main: 'out/first.js', files, block: tsBlock };
   };
   return [
-    { name: 'ES module (.mjs)', type: 'module', main: 'first.mjs', files: { 'first.mjs': js } },
-    { name: 'CommonJS require (.cjs)', type: 'commonjs', main: 'first.cjs', files: { 'first.cjs': asCommonJs(js) } },
+    { name: 'ES module (.mjs)', type: 'module', main: 'first.mjs', files: { 'first.mjs': js }, block: jsBlock },
+    { name: 'CommonJS require (.cjs)', type: 'commonjs', main: 'first.cjs', files: { 'first.cjs': asCommonJs(js) }, block: jsBlock },
+    // The first screen as written: `npm pkg set type=module`, its tsconfig.json, first.ts, `npx tsc && node out/first.js`.
+    { name: 'TypeScript, the README\'s first screen', type: 'module', tsModule: 'nodenext', main: 'out/first.js', files: { 'first.ts': ts, 'tsconfig.json': readmeTsconfig() }, block: tsBlock },
     typescript('node16'),
     typescript('nodenext'),
     typescript('bundler'),
+    typescript('node10'),
     // node16 cannot import an ES module from CommonJS (TS1479), as the README says; nodenext can (TypeScript 5.8+).
     typescript('nodenext', 'commonjs'),
   ];
 }
 
-describe('a fresh project installs the packed package and runs the README\'s first example', { timeout: harnessBound(1, 1) + 7 * (INSTALL_MS + COMPILE_MS + ROUND_TRIPS_MS) }, () => {
+describe('a fresh project installs the packed package and runs the README\'s first example', { timeout: harnessBound(1, 1) + 9 * (INSTALL_MS + COMPILE_MS + ROUND_TRIPS_MS) }, () => {
   const zk = serverFixture();
   let dir: string;
   let tarball: string;
@@ -113,9 +123,20 @@ describe('a fresh project installs the packed package and runs the README\'s fir
       await zk.client.ensurePath(chroot);
       const result = await run(process.execPath, [flavour.main], { cwd: project, env: { ZOOKEEPER_CONNECT: `${zk.server.connectString}${chroot}` }, ms: ROUND_TRIPS_MS });
       assert.equal(result.code, 0, result.output);
-      assert.match(result.output, /\/jobs\/job-\d{10}/, 'the example prints the node it created');
-      const { children } = await zk.client.getChildren(`${chroot}/jobs`);
-      assert.equal(children.length, 1, 'the example created its one job node on the server');
+      const missing = firstUnmatched(result.stdout, statedOutput(flavour.block));
+      assert.equal(missing, undefined, `README.md:${flavour.block.line} says it prints ${String(missing)}:\n${result.output}`);
+      if (flavour.block.lang === 'js') {
+        assert.match(result.output, /\/jobs\/job-\d{10}/, 'the example prints the node it created');
+        const { children } = await zk.client.getChildren(`${chroot}/jobs`);
+        assert.equal(children.length, 1, 'the example created its one job node on the server');
+      } else {
+        // The lock was taken on the server, then released: no contender node under its path (a container the server may have removed since).
+        const children = await zk.client.getChildren(`${chroot}/locks/first`).then(
+          (r) => r.children,
+          (error: unknown) => (error instanceof ZooKeeperError && error.code === 'NONODE' ? [] : Promise.reject(error)),
+        );
+        assert.deepEqual(children, [], 'the example released its lock');
+      }
     });
   }
 });

@@ -28,8 +28,8 @@ export interface ReadmeBlock {
 }
 
 const RUNNABLE: Readonly<Record<string, 'ts' | 'js'>> = { ts: 'ts', js: 'js' };
-/** Fences that hold no code to run: commands and output. */
-const NOT_RUN: ReadonlySet<string> = new Set(['sh', 'text']);
+/** Fences that hold no code to run: commands, output and configuration (the first screen's tsconfig.json, which consumer.test.ts compiles with). */
+const NOT_RUN: ReadonlySet<string> = new Set(['sh', 'text', 'json']);
 
 /**
  * The TypeScript and JavaScript blocks of a Markdown text, in order. Any other fence must say it
@@ -49,7 +49,7 @@ export function readmeBlocks(markdown: string): ReadmeBlock[] {
     const end = lines.findIndex((l, j) => j > i && l.startsWith(mark));
     if (end < 0) throw new Error(`${where}: a code block that is never closed`);
     const runnable = RUNNABLE[lang];
-    if (!runnable && !NOT_RUN.has(lang)) throw new Error(`${where}: a \`\`\`${lang} fence; use \`\`\`ts or \`\`\`js (run by test/readme), or \`\`\`sh or \`\`\`text (not run)`);
+    if (!runnable && !NOT_RUN.has(lang)) throw new Error(`${where}: a \`\`\`${lang} fence; use \`\`\`ts or \`\`\`js (run by test/readme), or \`\`\`sh, \`\`\`text or \`\`\`json (not run)`);
     if (rest !== '' && !(runnable && rest === 'sketch')) throw new Error(`${where}: "${rest}" after \`\`\`${lang}; only \`\`\`ts sketch or \`\`\`js sketch are known`);
     if (runnable) blocks.push({ line: i + 1, lang: runnable, sketch: rest === 'sketch', code: lines.slice(i + 1, end).join('\n') });
     i = end;
@@ -59,6 +59,13 @@ export function readmeBlocks(markdown: string): ReadmeBlock[] {
 
 export function readReadme(): ReadmeBlock[] {
   return readmeBlocks(readFileSync(join(REPO, 'README.md'), 'utf8'));
+}
+
+/** The README's first ```json block: the tsconfig.json its first screen tells a newcomer to write. */
+export function readmeTsconfig(): string {
+  const fence = /^```json\n([\s\S]*?)\n```$/m.exec(readFileSync(join(REPO, 'README.md'), 'utf8'));
+  if (!fence) throw new Error('README.md has no ```json block (the first screen\'s tsconfig.json)');
+  return fence[1] ?? '';
 }
 
 /** Whether a block uses a `client` it does not make itself: pasted alone, it would not compile or run. */

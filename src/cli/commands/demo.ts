@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { CliError } from '../cli-error.js';
 import { runDemo } from '../demo/run-demo.js';
-import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { EXIT, exitCodesHelp } from '../exit-codes.js';
 import { parseDuration, parsePositiveInteger } from '../parse-values.js';
 import { interruptSignal, signalExitCode } from '../signals.js';
 
@@ -13,10 +13,11 @@ interface DemoFlags {
 
 const EXAMPLES = `
 Examples:
-  npm run demo                       # builds, then runs this
+  zklock demo                        # about 25 s (npx zklock demo in a project that installed zklock)
   zklock demo --workers 8 --locks 2 --duration 20s
 
-Starts a local 3-member ensemble (Java and ZooKeeper needed, see the README), runs worker
+Needs Java 11+ and ZooKeeper 3.5+ on this machine: Debian's zookeeper package, or ZOOKEEPER_HOME
+set to an unpacked Apache ZooKeeper release (see the README). Starts a local 3-member ensemble, runs worker
 processes that contend for the locks through the library, each recording every hold (worker, lock,
 fencing token, start and end), shows who holds and who waits, kills the ensemble leader a third of the way in,
 then checks the records: one holder at a time per lock, fencing tokens increasing, no node left.
@@ -29,7 +30,7 @@ export function demoCommand(): Command {
     .addOption(new Option('--workers <n>', 'worker processes').argParser(parsePositiveInteger).default(5))
     .addOption(new Option('--locks <n>', 'locks they contend for').argParser(parsePositiveInteger).default(3))
     .addOption(new Option('--duration <duration>', 'how long the workers run (stretched to show work after the new leader is elected)').argParser(parseDuration).default(16_000, '16s'))
-    .addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`)
+    .addHelpText('after', `${EXAMPLES}\n${exitCodesHelp('local')}`)
     .action(async (flags: DemoFlags) => {
       if (flags.duration < 3000) throw new CliError('--duration must be at least 3s: the leader is killed a third of the way in', EXIT.USAGE);
       using interrupt = interruptSignal();

@@ -7,7 +7,7 @@ import { heldData } from '../../recipes/owner-data.js';
 import { CliError, messageOf } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { addConnectionOptions, closeClient, connectClient } from '../connection.js';
-import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { EXIT, exitCodesHelp } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
 import { parseAcl, parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseSignal, parseZnodePath } from '../parse-values.js';
 import { runChild } from '../run-child.js';
@@ -95,7 +95,7 @@ export function execCommand(): Command {
     .passThroughOptions();
   addConnectionOptions(command);
   acceptRevocableSignal(command);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, argv: string[], _flags: ExecFlags, self: Command) => {
+  return command.addHelpText('after', `${EXAMPLES}\n${exitCodesHelp('exec')}`).action(async (lockPath: string, argv: string[], _flags: ExecFlags, self: Command) => {
     process.exitCode = await exec(lockPath, optionsAfterPath(self, argv), self.opts<ExecFlags>());
   });
 }

@@ -4,7 +4,7 @@ import { ZooKeeperError, inspectLock, joinPath, parseContender } from '../../ind
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
-import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { EXIT, exitCodesHelp } from '../exit-codes.js';
 import { holdingText, table } from '../contender-format.js';
 import { parsePositiveInteger, parseZnodePath } from '../parse-values.js';
 import { isSemaphore } from '../semaphore-layout.js';
@@ -44,7 +44,7 @@ export function lsCommand(): Command {
     .option('--json', 'print a JSON array')
     .addOption(new Option('--max-nodes <n>', 'stop walking after this many znodes').argParser(parsePositiveInteger).default(DEFAULT_MAX_NODES));
   addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (root: string, flags: LsFlags) => {
+  return command.addHelpText('after', `${EXAMPLES}\n${exitCodesHelp('zookeeper')}`).action(async (root: string, flags: LsFlags) => {
     process.exitCode = await withClient(flags, async (client, signal) => {
       const locks = await findLocks(client, root, flags.maxNodes, signal);
       if (flags.json) {

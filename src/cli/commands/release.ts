@@ -8,7 +8,7 @@ import { contenderPath, isContenderNode } from '../contender-node.js';
 import { ownerLabel, table } from '../contender-format.js';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
-import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { EXIT, exitCodesHelp } from '../exit-codes.js';
 import { parseZnodePath } from '../parse-values.js';
 import { formatAge } from '../timing.js';
 import { hexId } from '../../client/diagnostics.js';
@@ -38,7 +38,7 @@ export function releaseCommand(): Command {
     .option('--force', 'required: says you mean to delete someone else\'s lock node')
     .option('-y, --yes', 'do not ask for confirmation');
   addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (given: string, named: string | undefined, flags: ReleaseFlags) => {
+  return command.addHelpText('after', `${EXAMPLES}\n${exitCodesHelp('zookeeper')}`).action(async (given: string, named: string | undefined, flags: ReleaseFlags) => {
     if (!flags.force) throw new CliError('release deletes another process\'s lock node: pass --force to confirm that is what you want', EXIT.USAGE);
     const name = named ?? given.slice(given.lastIndexOf('/') + 1);
     if (!isContenderNode(name.slice(name.lastIndexOf('/') + 1))) {

@@ -6,7 +6,7 @@ import { CliError } from '../cli-error.js';
 import { contenderPath } from '../contender-node.js';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
-import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { EXIT, exitCodesHelp } from '../exit-codes.js';
 import { parseZnodePath } from '../parse-values.js';
 import { inspectLockAt } from '../semaphore-layout.js';
 
@@ -34,7 +34,7 @@ export function revokeCommand(): Command {
     .argument('<lock-path>', 'the lock\'s znode path', parseZnodePath)
     .option('--node <name>', 'ask this contender (its node name as `zklock status` shows it, or its full path) instead of the holder(s)');
   addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, flags: RevokeFlags) => {
+  return command.addHelpText('after', `${EXAMPLES}\n${exitCodesHelp('zookeeper')}`).action(async (lockPath: string, flags: RevokeFlags) => {
     process.exitCode = await withClient(flags, async (client, signal) => {
       const asked = flags.node === undefined ? await holdersOf(client, lockPath) : [{ path: await contenderPath(client, lockPath, flags.node), role: 'contender' }];
       // Each node answered for on its own: one holder gone (released meanwhile) does not keep the others from being asked.

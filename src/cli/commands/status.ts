@@ -3,7 +3,7 @@ import { ZooKeeperError } from '../../index.js';
 import { CliError } from '../cli-error.js';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
-import { EXIT, EXIT_CODES_HELP } from '../exit-codes.js';
+import { EXIT, exitCodesHelp } from '../exit-codes.js';
 import { contenderJson, contenderRow, table } from '../contender-format.js';
 import { parseZnodePath } from '../parse-values.js';
 import { inspectLockAt } from '../semaphore-layout.js';
@@ -29,7 +29,7 @@ export function statusCommand(): Command {
     .argument('<lock-path>', 'the lock\'s znode path', parseZnodePath)
     .option('--json', 'print JSON: { lockPath, holders: [...], waiters: [...] }');
   addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (lockPath: string, flags: StatusFlags) => {
+  return command.addHelpText('after', `${EXAMPLES}\n${exitCodesHelp('zookeeper')}`).action(async (lockPath: string, flags: StatusFlags) => {
     process.exitCode = await withClient(flags, async (client) => {
       let state;
       try {

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Command, Option } from 'commander';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';
-import { EXIT_CODES_HELP } from '../exit-codes.js';
+import { exitCodesHelp } from '../exit-codes.js';
 import { signalExitCode } from '../signals.js';
 import { DEFAULT_MAX_NODES, DEFAULT_TREE_ROOT } from '../tree-walk.js';
 import { parsePort, parsePositiveInteger, parseZnodePath } from '../parse-values.js';
@@ -49,7 +49,7 @@ export function uiCommand(): Command {
     .option('--allow-admin', 'enable the page\'s revoke and force-release buttons')
     .addOption(new Option('--max-nodes <n>', 'stop walking the tree after this many znodes').argParser(parsePositiveInteger).default(DEFAULT_MAX_NODES));
   addConnectionOptions(command, QUICK_CONNECT_TIMEOUT_MS);
-  return command.addHelpText('after', `${EXAMPLES}\n${EXIT_CODES_HELP}`).action(async (flags: UiFlags) => {
+  return command.addHelpText('after', `${EXAMPLES}\n${exitCodesHelp('zookeeper')}`).action(async (flags: UiFlags) => {
     process.exitCode = await withClient(flags, async (client, signal, received) => {
       const tree = new LiveTree(client, flags.root, flags.maxNodes);
       const log = (line: string): void => void process.stdout.write(`${line}\n`);
