@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperClient } from '../../src/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { stall } from '../support/wait.js';
 import { RecipeFixture, within } from '../recipes/fixtures.js';
-
-/** Keeps the event loop busy for `ms`: no timer, no socket read runs meanwhile. */
-function stall(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
 
 /**
  * The read deadline (two thirds of the session timeout without receiving) was judged in the
