@@ -59,6 +59,11 @@ export class Connection {
   };
   lastSentAt = performance.now();
   lastReceivedAt = performance.now();
+  /**
+   * When the first frame sent since the last receipt was written, undefined while nothing was:
+   * the server can be expected to speak only once asked. Unset by every receipt.
+   */
+  private firstSentSinceReceipt: number | undefined;
   /** Resolves once the socket has released its handle. */
   readonly released: Promise<void>;
 
@@ -92,6 +97,7 @@ export class Connection {
     }
     this.socket.write(bytes);
     this.lastSentAt = performance.now();
+    this.firstSentSinceReceipt ??= this.lastSentAt;
   }
 
   /**
@@ -138,11 +144,20 @@ export class Connection {
    * meanwhile are still unread when the deadline is judged here. So a deadline found passed is
    * judged again `afterRead`, once the loop has read what is waiting (an immediate runs after the
    * poll phase of the same turn): a healthy connection is not dropped for the process's own silence.
+   *
+   * Nor for the silence the process caused: a stall over the moment the ping was due leaves the
+   * server unasked, with nothing to say. So the server is also given, from the first frame sent
+   * since the last receipt, the round trip a ping sent on time gets (read timeout minus ping
+   * interval): the ping that was due goes out first. Without a stall the ping leaves by
+   * then anyway, so this deadline never passes later than the read timeout; after one, a dead
+   * connection is found that round trip after the stall.
    */
   private scheduleTick(afterRead = false): void {
     if (this.closed) return;
     const now = performance.now();
-    const readDeadline = this.lastReceivedAt + this.readTimeoutMs;
+    if (now >= this.lastSentAt + this.pingIntervalMs) this.handlers.onIdle();
+    const answerWithin = this.readTimeoutMs - this.pingIntervalMs;
+    const readDeadline = Math.max(this.lastReceivedAt + this.readTimeoutMs, (this.firstSentSinceReceipt ?? -Infinity) + answerWithin);
     if (now >= readDeadline) {
       if (!afterRead) {
         setImmediate(() => this.scheduleTick(true));
@@ -151,7 +166,6 @@ export class Connection {
       this.close(lost(`no data from ${this.label} for ${Math.round(now - this.lastReceivedAt)} ms (read timeout ${Math.round(this.readTimeoutMs)} ms)`));
       return;
     }
-    if (now >= this.lastSentAt + this.pingIntervalMs) this.handlers.onIdle();
     const next = Math.min(readDeadline, this.lastSentAt + this.pingIntervalMs);
     clearTimeout(this.timer);
     this.timer = setTimeout(() => this.scheduleTick(), Math.max(1, next - performance.now()));
@@ -159,6 +173,7 @@ export class Connection {
 
   private onData(chunk: Buffer): void {
     this.lastReceivedAt = performance.now();
+    this.firstSentSinceReceipt = undefined;
     let frames: DecodedFrame[];
     try {
       frames = this.decoder.push(chunk);

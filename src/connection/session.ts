@@ -924,8 +924,8 @@ export class Session extends EventEmitter {
   /**
    * Ends the session on the server (its ephemeral nodes go at once), then drops the connection.
    * Requests still waiting fail with CLOSED. Leaves no timer or socket behind. Without a working
-   * connection (a brief disconnect; or the closeSession sent went unanswered) the session is ended
-   * over a connection of its own, the last server first, then the others, each for at most a
+   * connection (a brief disconnect; or the closeSession sent went unanswered within half the
+   * bound) the session is ended over a connection of its own, the last server first, then the others, each for at most a
    * connect timeout; all of it within CLOSE_TIMEOUT_MS. When none answers, close() resolves all
    * the same and the ephemeral nodes stay until the server expires the session.
    */
@@ -947,9 +947,13 @@ export class Session extends EventEmitter {
       const w = new Writer(16);
       writeRequestHeader(w, 0, OpCode.closeSession);
       const frame = w.frame();
+      // Half the bound: a connection can look up and be silent (a half-open one, its read
+      // deadline still ahead). Waiting out the whole bound on it left no time for a connection
+      // of our own, and the session's nodes stayed although the server was there to end it.
+      const answerWithin = closeTimeout / 2;
       ended = await new Promise<boolean>((resolve) => {
         frame.writeInt32BE(this.nextXid(), 4);
-        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: closeTimeout }, () => resolve(true), () => resolve(false));
+        const packet = new Packet<void>({ type: OpCode.closeSession, op: 'close', timeout: answerWithin }, () => resolve(true), () => resolve(false));
         this.markSent(packet as Packet, performance.now());
         connection.send(frame);
       });

@@ -3,6 +3,7 @@ import type { ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError } from '../client/index.js';
 import type { Deadline } from './deadline.js';
 import type { LockAcl } from './lock-acl.js';
+import { LockError, LockLostError } from './lock-error.js';
 import { nodeAcl } from './lock-acl.js';
 import { awaitSession } from './reconnect.js';
 import { isTransient } from './transient.js';
@@ -58,42 +59,59 @@ export function onLivenessLost(client: ZooKeeperClient, margin: number, listener
 }
 
 /**
+ * Rounds of proof tried before giving up on one that answers yet still falls short: one more than
+ * a stall between the sync and the write needs; more would only wait longer for a margin that no
+ * proof can clear (one past about three quarters of the timeout, see liveness-proof.ts).
+ */
+const PROOF_ROUNDS = 3;
+
+/**
  * Before a lease on `node` is handed out: makes sure the proof reaches past the safety margin,
  * so that a lease is not born lost. It already does while the heartbeat runs; on a client's
  * first lock (or after a stall) a sync covers the newest packet answered at least G before it,
  * and a write sent after its answer chains it: setACL of our own node to the ACL the recipes
  * create it with (`acl`, see lock-acl.ts), which changes nothing but its ACL version (so the
  * creator needs ADMIN on its node, as CREATOR_ALL gives; syncs cannot chain a proof that has
- * lapsed: see liveness-proof.ts). Bounded by the deadline: rejects with its LockError once it has
- * passed (the caller then gives its node up: nobody will hold it), with NOAUTH when the setACL is
- * refused. A lost connection is ridden out on the same session. Otherwise never throws: a proof
- * that cannot be had shows as the lease's signal aborting at once.
+ * lapsed: see liveness-proof.ts). A round can end with the proof still short: a stall between
+ * the sync and the write, a connection lost (then waited out on the same session, within the
+ * deadline). It is tried again, up to PROOF_ROUNDS. Rejects (the caller then gives its node up:
+ * nobody will hold it) with the deadline's LockError once it has passed, with NOAUTH when the
+ * setACL is refused, with the session's end (SESSIONEXPIRED, CLOSED), with LOCK_LOST (cause
+ * NODE_DELETED) when the setACL says our node is gone, and with LOCK_LOST (cause
+ * SESSION_MAY_HAVE_EXPIRED) when no round proved enough: never a lease already lost.
  */
 export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline, node: string, acl: LockAcl | undefined): Promise<void> {
   livenessOf(client);
-  if (client.sessionAliveUntil() - margin > performance.now()) return;
   const session = client.sessionId;
-  for (;;) {
+  for (let round = 0; round < PROOF_ROUNDS; round++) {
+    if (client.sessionAliveUntil() - margin > performance.now()) return;
     try {
       await client.sync('/', { signal: deadline.requestSignal });
       await client.setACL(node, nodeAcl(client, acl, node), { signal: deadline.requestSignal });
-      return;
     } catch (error) {
       // Aborted by the deadline: the acquire is over.
       deadline.check();
       // Refused: the node's ACL gives its creator no ADMIN, so no lease on it could ever be proven
-      // fresh this way; the caller gives the node up and rejects with the server's NOAUTH.
-      if (error instanceof ZooKeeperError && error.code === 'NOAUTH') throw error;
-      // Anything else but a lost connection or an unanswered request: the lease's monitor decides.
-      if (!isTransient(error)) return;
+      // fresh this way. The session ended: no proof ever will. The caller rejects with it.
+      if (error instanceof ZooKeeperError && FINAL_CODES.has(error.code)) throw error;
+      // Our node is gone (deleted by someone else since our listing): the server has told us, so
+      // no lease on it may be handed out, even for the moment its own watch takes to say so.
+      if (error instanceof ZooKeeperError && error.code === 'NONODE') {
+        throw new LockError('LOCK_LOST', `our node ${node} was deleted before its lease was handed out`, { path: node, cause: new LockLostError('NODE_DELETED', node, 'our lock node no longer exists') });
+      }
+      // A lost connection or an unanswered request: the next round waits for the session's next
+      // connection (bounded by the deadline; the session's end rejects there).
+      if (isTransient(error)) await awaitSession(client, session, deadline);
     }
-    // The session may well live on (a reconnect keeps it): prove it again on the next connection,
-    // not hand out a lease already lost. Each try waits for a connection; the session's end, the
-    // client's and the deadline end the tries (the monitor then decides, or the acquire is over).
-    await awaitSession(client, session, deadline).catch(() => deadline.check());
-    if (client.sessionId !== session || client.state !== 'connected') return;
   }
+  if (client.sessionAliveUntil() - margin > performance.now()) return;
+  const timeout = client.sessionTimeout;
+  const lost = new LockLostError('SESSION_MAY_HAVE_EXPIRED', node, `no proof within the last ${timeout - margin} ms that the leader still knows the session (timeout ${timeout} ms)`);
+  throw new LockError('LOCK_LOST', `${PROOF_ROUNDS} rounds of sync and setACL could not prove the session fresh before handing out ${node}: its lease would be born lost`, { path: node, cause: lost });
 }
+
+/** What ends the proof at once (see proveFresh). */
+const FINAL_CODES: ReadonlySet<string> = new Set(['NOAUTH', 'SESSIONEXPIRED', 'CLOSED']);
 
 function arm(client: ZooKeeperClient, state: Liveness, due: number): void {
   clearTimeout(state.timer);

@@ -8,6 +8,8 @@ import { nextEvent } from '../support/wait.js';
 
 /** Long enough that a node still there after close() is the session's doing, not its expiry. */
 const SESSION_MS = 20_000;
+/** ZooKeeper's opcode of getData. */
+const GET_DATA = 4;
 
 /**
  * close() while the connection is down (a brief disconnect: suspended, not yet reconnected) used
@@ -72,6 +74,40 @@ describe('close() while disconnected', () => {
       // Not LOAD_SLACK_MS, which would hide the defect (the sum of the phases, 1.8 times the timeout).
       assert.ok(took < CLOSE_TIMEOUT_MS * 1.5, `close() took ${Math.round(took)} ms (close timeout ${CLOSE_TIMEOUT_MS} ms)`);
     } finally {
+      await proxy.close();
+    }
+  });
+
+  it('on a connection gone silent before its read deadline, still ends the session: the closeSession does not take the whole bound', async () => {
+    // The connection looks up (its read deadline is far off) but a request dropped on it leaves
+    // it silent: the closeSession sent on it goes unanswered. It used to wait out the whole close
+    // timeout there, leaving no time for a fresh connection (explore: close-leaves-nodes).
+    let dropping = false;
+    let dropped = (): void => undefined;
+    const droppedOne = new Promise<void>((resolve) => (dropped = resolve));
+    const proxy = await FaultProxy.start({
+      targetPort: server.port,
+      onRequest: (request) => {
+        if (!dropping || request.opcode !== GET_DATA) return 'forward';
+        dropped();
+        return 'drop';
+      },
+    });
+    const client = await ZooKeeperClient.connect(proxy.connectString, { sessionTimeout: SESSION_MS });
+    try {
+      await client.create('/cd-silent', '', { mode: 'EPHEMERAL' });
+      dropping = true;
+      client.getData('/cd-silent').catch(() => undefined);
+      await droppedOne;
+      assert.equal(client.state, 'connected');
+      const started = performance.now();
+      await client.close();
+      const took = performance.now() - started;
+      await observer.sync('/');
+      assert.equal(await observer.exists('/cd-silent'), null, `the ephemeral node went with close() (it took ${Math.round(took)} ms)`);
+      assert.ok(took < CLOSE_TIMEOUT_MS + LOAD_SLACK_MS, `close() took ${Math.round(took)} ms`);
+    } finally {
+      await client.close();
       await proxy.close();
     }
   });

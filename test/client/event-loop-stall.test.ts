@@ -1,16 +1,10 @@
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperClient } from '../../src/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { stall } from '../support/wait.js';
 import { RecipeFixture, within } from '../recipes/fixtures.js';
-
-/** Keeps the event loop busy for `ms`: no timer, no socket read runs meanwhile. */
-function stall(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
 
 /**
  * The read deadline (two thirds of the session timeout without receiving) was judged in the
@@ -76,5 +70,40 @@ describe('an event-loop stall', () => {
     stall(1500);
     const { data } = await within(reply, ROUND_TRIPS_MS, 'the reply');
     assert.equal(data.toString(), 'data');
+  });
+});
+
+/**
+ * A stall that spans the moment the ping was due leaves nothing in the socket afterwards: the
+ * ping never went out, so the server had no reason to speak. The read deadline used to declare
+ * such a connection silent (explore: healthy-connection-dropped, stalls of 853 ms with a 2 s
+ * session); silence is now judged from the first thing sent since the last receipt, which after
+ * a stall is the ping sent then.
+ */
+describe('an event-loop stall over the moment a ping was due', () => {
+  let zk: RecipeFixture;
+  let client: ZooKeeperClient;
+  before(async () => {
+    zk = await RecipeFixture.start();
+    client = await zk.client({ sessionTimeout: 3000 });
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('longer than the read deadline, with no request out, keeps the connection', async () => {
+    assert.equal(client.sessionTimeout, 3000);
+    await client.create('/quiet', 'data');
+    const lost: string[] = [];
+    client.on('suspended', () => lost.push('suspended'));
+    client.on('connectionError', (error) => lost.push(`connectionError: ${error.message}`));
+    // The last byte was just received; the ping is due in 1000 ms, the read deadline in 2000 ms:
+    // the stall covers both, so nothing the server was asked is waiting when the loop resumes.
+    stall(2200);
+    // Two round trips: the first one is asked while the deadline is judged, the second after it.
+    await within(client.getData('/quiet'), ROUND_TRIPS_MS, 'a read after the stall');
+    await within(client.getData('/quiet'), ROUND_TRIPS_MS, 'a second read');
+    assert.deepEqual(lost, [], 'the connection stayed up');
+    assert.equal(client.state, 'connected');
   });
 });

@@ -21,7 +21,7 @@ import {
 import { ZooKeeperServer, digestIdentity } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture } from './fixtures.js';
+import { RecipeFixture, sleep } from './fixtures.js';
 
 /** The identities of a shared ensemble: the services that take the locks, their operator, and another team. */
 const svc = digestIdentity('svc');
@@ -205,17 +205,18 @@ describe('ACLs on the nodes a recipe creates (issue 29)', () => {
 
   it('the liveness proof\'s setACL keeps our node\'s ACL; one that gives its creator no ADMIN: the acquire rejects with NOAUTH and leaves no node', async () => {
     const lockPath = '/acl-no-admin/lock';
-    const client = await zk.client({ auth: svc.auth });
-    // A margin of all but a millisecond of the session timeout (it must stay below it): no proof
-    // reaches past it, so proveFresh always writes (and the lease is born lost, which does not
-    // matter here: its node's ACL does).
-    const safetyMargin = client.sessionTimeout - 1;
-    const proven = await new Mutex(client, '/acl-proof/lock', { acl: RECOMMENDED, safetyMargin }).acquire({ timeout: ROUND_TRIPS_MS });
+    const client = await zk.client({ auth: svc.auth, sessionTimeout: 2000 });
+    // No lock taken yet (no heartbeat), idle past the proof the handshake gave: proveFresh writes.
+    await sleep(1.5 * client.sessionTimeout);
+    const proven = await new Mutex(client, '/acl-proof/lock', { acl: RECOMMENDED }).acquire({ timeout: ROUND_TRIPS_MS });
     const { acl: stored, stat } = await observer.getACL(proven.node);
     assert.ok(stat.aversion > 0, 'proveFresh set the ACL');
     assert.deepEqual(sortAcl(stored), sortAcl(NODES_AS_STORED), 'the ACL it was created with, not OPEN_ACL_UNSAFE');
     await proven.release();
 
+    // A margin of all but a millisecond of the session timeout (it must stay below it): no proof
+    // reaches past it, so proveFresh writes at once.
+    const safetyMargin = client.sessionTimeout - 1;
     const acl = { path: [svc.acl(Perms.ALL)], nodes: [svc.acl(Perms.READ | Perms.WRITE | Perms.DELETE)] } satisfies LockAcl;
     await assert.rejects(new Mutex(client, lockPath, { acl, safetyMargin }).acquire({ timeout: ROUND_TRIPS_MS }), (error) => assertNoAuth(error, lockPath));
     await assertNoNodesOf(client, lockPath);

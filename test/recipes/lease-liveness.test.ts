@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { LockLostError } from '../../src/index.js';
+import type { LockLostError, ZooKeeperClient } from '../../src/index.js';
 import { Mutex, SimpleLock } from '../../src/index.js';
-import { RecipeFixture, sleep } from './fixtures.js';
+import { stall } from '../support/wait.js';
+import { RecipeFixture, isLockError, onRequests, sleep } from './fixtures.js';
 
 /**
  * A lease trusts only a proof that the leader heard of the session (connection/liveness-proof.ts).
@@ -65,5 +66,54 @@ describe('lease liveness on a healthy connection', () => {
       await lease.release();
     }
     assert.deepEqual(lost, []);
+  });
+});
+
+/**
+ * Before a lease is handed out, a proof that lapsed is built again (a sync, then a setACL of our
+ * node: session-liveness.ts). A stall between the two, or a round lost with its connection, left
+ * the proof lapsed, and the acquire resolved with a lease whose signal had already aborted with
+ * SESSION_MAY_HAVE_EXPIRED (explore: handed-out-lost). The round is tried again within the
+ * deadline; a proof that still cannot be had rejects, our node deleted.
+ */
+describe('the liveness proof before a hand-out', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  /** A client whose proof has lapsed (no lock yet: no heartbeat), stalled `stalls` times as it sends a setACL. */
+  async function lapsedClient(path: string, stalls: number): Promise<{ client: ZooKeeperClient; setAcls: () => number }> {
+    const client = await zk.client({ sessionTimeout: 4000 });
+    await sleep(1.5 * client.sessionTimeout);
+    let sent = 0;
+    // Below the session timeout (the server keeps the session), past what the proof covers (it
+    // starts at least a quarter of the timeout before the sync): the round ends with a lapsed proof.
+    onRequests(client, new Set(['setACL']), (_, p) => {
+      if (p?.startsWith(path) && sent++ < stalls) stall(0.8 * client.sessionTimeout);
+    });
+    return { client, setAcls: () => sent };
+  }
+
+  it('a stall during the proof does not hand out a lease already lost: the proof is built again', async () => {
+    const { client, setAcls } = await lapsedClient('/proof/stalled', 1);
+    const lease = await new Mutex(client, '/proof/stalled').acquire({ timeout: 30_000 });
+    assert.equal(lease.signal.aborted, false, String(lease.signal.reason));
+    assert.equal(setAcls(), 2, 'a second round after the stalled one');
+    await lease.release();
+  });
+
+  it('a proof that cannot be had rejects with LOCK_LOST and leaves no node', async () => {
+    const { client } = await lapsedClient('/proof/never', Infinity);
+    await assert.rejects(new Mutex(client, '/proof/never').acquire({ timeout: 60_000 }), (error) => {
+      assert.ok(isLockError('LOCK_LOST')(error), String(error));
+      assert.equal(((error as Error).cause as LockLostError).reason, 'SESSION_MAY_HAVE_EXPIRED');
+      return true;
+    });
+    const observer = await zk.client();
+    assert.deepEqual((await observer.getChildren('/proof/never')).children, [], 'our node was deleted');
   });
 });

@@ -1,5 +1,12 @@
 import type { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import { ROUND_TRIPS_MS } from './bounds.js';
+
+/** Keeps the event loop busy for `ms`: no timer, no socket read runs meanwhile. */
+export function stall(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
 
 /** Resolves with the event's arguments the next time `emitter` emits `event`; rejects after `ms`. */
 export function nextEvent(emitter: EventEmitter, event: string, ms = ROUND_TRIPS_MS): Promise<unknown[]> {
