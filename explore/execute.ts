@@ -141,6 +141,12 @@ export class ScenarioRun {
   private readonly fence = new Map<string, bigint>();
   /** Nodes the operator deleted. */
   private readonly deleted = new Set<string>();
+  /**
+   * Sessions the scenario expired from outside: every node of theirs is gone or going. Not those it closed: a
+   * lease handed out after `close()` was called is a violation of its own (handed-out-after-close), which the
+   * client could have known of — no window to excuse.
+   */
+  private readonly expiredSessions = new Set<bigint>();
   private readonly t0 = performance.now();
   private healed = false;
   private healedAt = 0;
@@ -329,9 +335,15 @@ export class ScenarioRun {
 
   private handOut(label: string, actorIndex: number, lease: AnyLease, slot: Slot, look: boolean, excusedBefore: boolean, read = false): Hold {
     const nodes = leaseNodes(lease);
-    // A node the operator deleted before its acquire resolved: lost from outside, like a holder's.
-    const excusedAt = nodes.some((n) => this.deleted.has(n)) ? performance.now() : undefined;
-    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes, session: leaseSession(lease), excusedAt, ended: false };
+    // A node the operator deleted, or a session the scenario expired, before its acquire resolved: lost from
+    // outside, like a holder's (`excuse` marks only the holds that already exist). An acquire whose create the
+    // server answered just before it closed the session hands out a lease whose client has not yet read the
+    // news: the README's window of a round trip ("news on its way"), after which its signal must abort — the
+    // grace check, not two-holders, judges it (seed 56244 path 1: a writer handed out 5 ms after its session was
+    // expired, a reader of another session 22 ms later, the writer's SESSIONEXPIRED read 25 ms after that).
+    const session = leaseSession(lease);
+    const excusedAt = nodes.some((n) => this.deleted.has(n)) || this.expiredSessions.has(session) ? performance.now() : undefined;
+    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes, session, excusedAt, ended: false };
     if (slot.closedAt !== undefined) this.violation('handed-out-after-close', `${label}: a lease was handed out after its client's close() was called (${Math.round(performance.now() - slot.closedAt)} ms before)`);
     if (look && !excusedBefore && lease.signal.aborted) this.violation('handed-out-lost', `${label}: the lease was handed out already lost (${describeError(lease.signal.reason)})`);
     if (hold.excusedAt !== undefined) {
@@ -622,6 +634,7 @@ export class ScenarioRun {
         if (session === 0n || password === undefined) return;
         this.note(`expire C${step.client}'s session 0x${session.toString(16)}`);
         slot.faulted = true;
+        this.expiredSessions.add(session);
         this.excuse((h) => h.session === session);
         await endSession({ host: '127.0.0.1', port: this.serverPort }, { id: session, password, lastZxid: 0n, timeout: this.timing.sessionTimeout }, { tls: undefined, maxReplyBytes: 1 << 20, timeoutMs: 5000 });
         return;
