@@ -8,9 +8,12 @@ import { parseArgs } from 'node:util';
  * `npm run explore:mutants -- [--minutes 2] [--seed N] [--only name]`: does the explorer catch a
  * broken recipe? Each `explore/mutants/*.patch` is applied to this commit in a scratch `git
  * worktree`, and the explorer runs there (keep-going, `--minutes` each). First the same run on the
- * unpatched tree gives the baseline: a mutant is caught when its run breaks an invariant in a way
+ * unpatched tree gives the baseline, whose failures are printed with their replay (a fixed tree shows
+ * none): a mutant is caught when its run breaks an invariant in a way
  * the baseline did not (a new signature: invariant, lock family, error code), so known defects of
- * the tree itself do not count as catches. Prints a table; exit code 1 when one was not caught.
+ * the tree itself do not count as catches. Prints a table with the replay of each catch; a patch that
+ * no longer applies is reported and the run goes on. Exit code 1 when a mutant was not caught or not
+ * applied, or the baseline failed.
  */
 
 const { values } = parseArgs({
@@ -69,37 +72,60 @@ const patches = readdirSync(mutantsDir)
   .filter((f) => values.only === undefined || f.includes(values.only))
   .sort();
 
+const red = (text: string): string => (process.stdout.isTTY ? `\x1b[31m${text}\x1b[0m` : text);
+/** The replay of a sighting, in a tree where `patch` (if any) is applied: what the table prints. */
+function replay(s: Sighting, patch?: string): string {
+  const apply = patch === undefined ? '' : `git apply explore/mutants/${patch} && `;
+  return `${apply}npm run explore -- --seed ${s.seed} --path ${s.path}`;
+}
+
 console.log(`baseline: the unpatched tree, ${values.minutes} min, seed ${values.seed}`);
 const baseDir = scratch('baseline');
 let baseline: Set<string>;
+/** A failure of the unpatched tree is a defect of the tree itself: reported with its replay, never a catch. */
+const baselineRows: string[] = [];
 try {
   const base = await runExplorer(baseDir);
   baseline = new Set(base.sightings.map((s) => s.signature));
-  console.log(`baseline: ${base.scenarios} scenarios; known signatures: ${[...baseline].join(', ') || 'none'}`);
+  for (const s of base.sightings) {
+    baselineRows.push(`| ${s.signature} | ${s.foundAfter}, ${(s.foundAtMs / 1000).toFixed(1)} | ${s.violation.text.slice(0, 160).replaceAll('|', '/')} | \`${replay(s)}\` |`);
+  }
+  console.log(`baseline: ${base.scenarios} scenarios; ${base.sightings.length === 0 ? 'no invariant broken' : red(`${base.sightings.length} failure(s) of the unpatched tree:\n${baselineRows.join('\n')}`)}`);
 } finally {
   removeScratch(baseDir);
 }
 
-const rows: string[] = ['| mutant | caught | after (scenarios, s) | by |', '|---|---|---|---|'];
-let missed = 0;
+const rows: string[] = ['| mutant | caught | after (scenarios, s) | by | replay |', '|---|---|---|---|---|'];
+/** Mutants not caught, not applied or whose run broke: any of them makes the exit code 1. */
+let bad = 0;
 for (const patch of patches) {
   const name = basename(patch, '.patch');
   const dir = scratch(name);
+  let row: string;
   try {
-    execFileSync('git', ['apply', join(mutantsDir, patch)], { cwd: dir });
+    // A patch the tree has outgrown is a finding of this run, not a reason to stop the others.
+    try {
+      execFileSync('git', ['apply', join(mutantsDir, patch)], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch (error) {
+      throw new Error(`does not apply: ${String((error as { stderr?: Buffer }).stderr ?? error).trim().replaceAll('\n', '; ')}`);
+    }
     if (!existsSync(join(dir, 'explore', 'run.ts'))) throw new Error('the explorer is not in this commit');
     const result = await runExplorer(dir);
     const fresh = result.sightings.filter((s) => !baseline.has(s.signature)).sort((a, b) => a.foundAtMs - b.foundAtMs);
     const first = fresh[0];
-    if (first === undefined) missed++;
-    const row = first
-      ? `| ${name} | yes | ${first.foundAfter}, ${(first.foundAtMs / 1000).toFixed(1)} | ${first.signature}: ${first.violation.text.slice(0, 160).replaceAll('|', '/')} (replay --seed ${first.seed} --path ${first.path}) |`
-      : `| ${name} | NO | ${result.scenarios} scenarios | — |`;
-    rows.push(row);
-    console.log(row);
+    if (first === undefined) bad++;
+    row = first
+      ? `| ${name} | yes | ${first.foundAfter}, ${(first.foundAtMs / 1000).toFixed(1)} | ${first.signature}: ${first.violation.text.slice(0, 160).replaceAll('|', '/')} | \`${replay(first, patch)}\` |`
+      : red(`| ${name} | NO | ${result.scenarios} scenarios | — | — |`);
+  } catch (error) {
+    bad++;
+    row = red(`| ${name} | ERROR | — | ${(error as Error).message.slice(0, 300).replaceAll('|', '/')} | — |`);
   } finally {
     removeScratch(dir);
   }
+  rows.push(row);
+  console.log(row);
 }
 console.log(`\n${rows.join('\n')}`);
-process.exit(missed > 0 ? 1 : 0);
+if (baselineRows.length > 0) console.log(red(`\nthe unpatched tree failed too:\n| signature | after (scenarios, s) | violation | replay |\n|---|---|---|---|\n${baselineRows.join('\n')}`));
+process.exit(bad > 0 || baselineRows.length > 0 ? 1 : 0);
