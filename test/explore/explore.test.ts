@@ -91,11 +91,12 @@ describe('explorer', () => {
     assert.ok(calls.length <= 3 || size(failure.scenario) < size(failure.original), `shrunk:\n${scenarioText(failure.scenario)}\nfrom:\n${scenarioText(failure.original)}`);
     // The replay command names the seed and the path.
     assert.match(failureText(failure), new RegExp(`npm run explore -- --seed ${failure.seed} --path ${failure.path}`));
-    // The replay runs a scenario alone and it fails the same way. Not always the very scenario
+    // The replay runs a scenario alone and it fails the same way: looking for that invariant (as
+    // `--kind` does), since a lock this broken breaks others too, a leak after a reset say. Not always the very scenario
     // printed: 1 full run in 3 here replayed a smaller one (no reply delay, a shorter hold) than the
     // shrink had reported, a mismatch between fast-check's path and the shrink budget's cut that is
     // not understood yet (explore/VALIDATION.md, open items): so its schedule is shown, not required.
-    const replay = await explore({ seed: failure.seed, path: failure.path, timeLimitMs: 60_000, workers: 1, timing: TIMING, shrinkMs: 0, serverPort: zk.server.port, admin: zk.client, root: '/explore-selftest-replay', lockFactory: brokenLock, repeat: 3 });
+    const replay = await explore({ seed: failure.seed, path: failure.path, timeLimitMs: 60_000, workers: 1, timing: TIMING, shrinkMs: 0, serverPort: zk.server.port, admin: zk.client, root: '/explore-selftest-replay', lockFactory: brokenLock, repeat: 5, onlyKind: failure.violations[0]!.kind });
     assert.ok(replay.failure, `the replay of --seed ${failure.seed} --path ${failure.path} failed too`);
     assert.ok(
       replay.failure.violations.some((v) => v.kind === 'two-holders' || v.kind === 'semaphore-over-admit'),
