@@ -113,10 +113,24 @@ async function compile(source: string, outDir: string, classpath: readonly strin
     const classes = await readdir(staging);
     if (!classes.includes(mainClass)) throw new Error(`javac wrote no ${mainClass} for ${source}: compileJava takes a program in the unnamed package, named after its file`);
     // The main class last: whoever sees it new (the cache check above) sees its nested classes too.
-    for (const name of classes.filter((c) => c !== mainClass)) await rename(join(staging, name), join(outDir, name));
-    await rename(join(staging, mainClass), join(outDir, mainClass));
+    for (const name of classes.filter((c) => c !== mainClass)) await place(join(staging, name), join(outDir, name));
+    await place(join(staging, mainClass), join(outDir, mainClass));
   } finally {
     await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Moves a compiled entry into place. A package directory (Curator's peer has `edu/…`) that a test
+ * file compiling beside this one put there first cannot be renamed over (ENOTEMPTY): its classes
+ * came from the same source and jars, so theirs stand and ours go with the staging directory.
+ */
+async function place(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
   }
 }
 
