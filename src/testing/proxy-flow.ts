@@ -38,6 +38,8 @@ export class ProxyFlow {
   readonly #report: (chunk: FlowChunk) => void;
   readonly #queue: Pending[] = [];
   #timer: NodeJS.Timeout | undefined;
+  /** Set while the source is paused for the destination's 'drain': one wait, however many writes met a full buffer. */
+  #awaitingDrain = false;
 
   /**
    * `makeRewrite`, when given, makes this flow's rewriter (on the first bytes), which sees the
@@ -115,9 +117,15 @@ export class ProxyFlow {
       this.forwardedBytes += chunk.length;
       this.#report({ chunk, dropped: false });
     });
-    if (!accepted) {
+    if (!accepted && !this.#awaitingDrain) {
+      // A flush writes every chunk that came due at once; a listener each would pile up on a
+      // destination that stopped reading (Node warns at 11).
+      this.#awaitingDrain = true;
       this.#source.pause();
-      this.#destination.once('drain', () => this.#source.resume());
+      this.#destination.once('drain', () => {
+        this.#awaitingDrain = false;
+        this.#source.resume();
+      });
     }
   }
 
