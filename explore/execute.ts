@@ -67,6 +67,8 @@ interface Slot {
   locks: Map<number, Callable>;
   /** Whether the scenario did anything to this slot's connection or session (a request fault, an expiry, a close). */
   faulted: boolean;
+  /** State changes of the slot's client so far (a connection lost, a session renewed): an answer after none came on the same connection. */
+  changes: number;
 }
 
 /** Makes an actor's lock on `path` (its family's path), or undefined for the recipe's own. */
@@ -88,6 +90,9 @@ interface Hold {
   claims: Claim[];
   readonly nodes: readonly string[];
   readonly session: bigint;
+  /** The slot, and the client of it, that the lease was handed out on. */
+  readonly slot: Slot;
+  readonly client: ZooKeeperClient;
   /** Lost by what the scenario did from outside (node deleted, session closed): its holder hears of it with everyone else. */
   excusedAt: number | undefined;
   ended: boolean;
@@ -186,7 +191,7 @@ export class ScenarioRun {
 
   private async openSlot(index: number): Promise<Slot> {
     const existing = this.slots[index];
-    const slot: Slot = existing ?? { client: undefined as unknown as ZooKeeperClient, proxy: undefined as unknown as FaultProxy, requests: 0, closedAt: undefined, locks: new Map(), faulted: false };
+    const slot: Slot = existing ?? { client: undefined as unknown as ZooKeeperClient, proxy: undefined as unknown as FaultProxy, requests: 0, closedAt: undefined, locks: new Map(), faulted: false, changes: 0 };
     slot.proxy ??= await FaultProxy.start({ targetPort: this.serverPort, onRequest: () => this.decide(index, slot) });
     if (existing === undefined) {
       // The connect response carries the session's password: what closing the session from outside needs.
@@ -199,6 +204,7 @@ export class ScenarioRun {
     slot.client = await ZooKeeperClient.connect(slot.proxy.connectString + chroot, { sessionTimeout: this.timing.sessionTimeout });
     slot.faulted = false;
     slot.client.onState((event) => {
+      slot.changes++;
       if (event === 'suspended') this.suspended(index, slot);
     });
     slot.closedAt = undefined;
@@ -343,7 +349,7 @@ export class ScenarioRun {
     // expired, a reader of another session 22 ms later, the writer's SESSIONEXPIRED read 25 ms after that).
     const session = leaseSession(lease);
     const excusedAt = nodes.some((n) => this.deleted.has(n)) || this.expiredSessions.has(session) ? performance.now() : undefined;
-    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes, session, excusedAt, ended: false };
+    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes, session, slot, client: slot.client, excusedAt, ended: false };
     if (slot.closedAt !== undefined) this.violation('handed-out-after-close', `${label}: a lease was handed out after its client's close() was called (${Math.round(performance.now() - slot.closedAt)} ms before)`);
     if (look && !excusedBefore && lease.signal.aborted) this.violation('handed-out-lost', `${label}: the lease was handed out already lost (${describeError(lease.signal.reason)})`);
     if (hold.excusedAt !== undefined) {
@@ -408,6 +414,29 @@ export class ScenarioRun {
       const late = grace + stalledSince(since);
       if (!hold.lease.signal.aborted) this.violation('loss-unsignalled', `${what}: ${hold.label}'s signal still not aborted ${Math.round(late)} ms later (held ${String((hold.lease as Lease).held)})`);
     });
+    this.track(check);
+  }
+
+  /**
+   * A holder whose node the operator deleted: once its client has an answer to a request sent
+   * after the delete, on the connection it had then, its signal must say the lease is lost. The
+   * server sends the watch's event before any later reply of the session, and the lease watches its
+   * node from its hand-out (README: the signal aborts "as soon as the client hears"), so this needs
+   * no grace, whatever the load: a lease that does not watch (or drops the event) is caught here,
+   * where the grace check misses it when its hold ends first.
+   */
+  private heardCheck(hold: Hold, node: string): void {
+    const { slot, client } = hold;
+    const { changes } = slot;
+    const check = (async () => {
+      try {
+        await client.sync('/');
+      } catch {
+        return;
+      }
+      if (hold.ended || slot.client !== client || slot.changes !== changes) return;
+      if (!hold.lease.signal.aborted) this.violation('loss-unsignalled', `${hold.label}: its client had the answer to a request sent after the operator deleted ${node}, on the same connection, and its signal is still live`);
+    })();
     this.track(check);
   }
 
@@ -623,8 +652,9 @@ export class ScenarioRun {
         }
         this.note(`operator deletes ${node}`);
         this.deleted.add(node);
+        const holders = this.holds.filter((h) => !h.ended && h.nodes.includes(node));
         this.excuse((h) => h.nodes.includes(node));
-        await this.admin.delete(node).catch(() => undefined);
+        if (await this.admin.delete(node).then(() => true, () => false)) for (const hold of holders) this.heardCheck(hold, node);
         return;
       }
       case 'expire': {
