@@ -56,7 +56,8 @@ export type Step =
   /** A new client in the slot (after a close: the slot's actors use it from then on). */
   | { readonly op: 'reopen'; readonly client: number };
 
-export type FaultVerdict = 'drop' | 'lose-reply' | 'reset' | { readonly delay: number };
+/** `expire`: the session is closed from outside as the request leaves the client; the request reaches the server after that. */
+export type FaultVerdict = 'drop' | 'lose-reply' | 'reset' | 'expire' | { readonly delay: number };
 
 /** The `nth` request (from 1, over every connection) that a client sends meets `verdict`. */
 export interface Fault {
@@ -149,6 +150,7 @@ const verdict: fc.Arbitrary<FaultVerdict> = fc.oneof(
   fc.constant('lose-reply' as const),
   fc.constant('reset' as const),
   fc.record({ delay: fc.integer({ min: 50, max: 1500 }) }),
+  fc.constant('expire' as const),
 );
 
 /**
@@ -191,6 +193,7 @@ export const scenarioArb: fc.Arbitrary<Scenario> = fc
   });
 
 function verdictText(v: FaultVerdict): string {
+  if (v === 'expire') return 'session expired from outside before it reaches the server';
   return typeof v === 'string' ? v : `delay ${v.delay} ms`;
 }
 
