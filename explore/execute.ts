@@ -2,9 +2,11 @@ import type { AcquireOptions, Lease, MultiLease, Stat } from '../src/index.js';
 import { LockLostError, MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperClient, ZooKeeperError, joinPath, requestRevocation } from '../src/index.js';
 import { endSession } from '../src/connection/end-session.js';
 import { FaultProxy } from '../src/testing/index.js';
+import type { ZooKeeperEnsemble } from '../src/testing/index.js';
 import type { RequestVerdict } from '../src/testing/request-filter.js';
 import type { Actor, Scenario, Step } from './scenario.js';
 import { stepText } from './scenario.js';
+import { memberFault, runningMember } from './members.js';
 
 /**
  * Runs one scenario against a real server and checks the invariants from outside the locks:
@@ -62,7 +64,8 @@ interface Claim {
 
 interface Slot {
   client: ZooKeeperClient;
-  proxy: FaultProxy;
+  /** One per server (each member of an ensemble): the client's connect string names them all, the faults count its requests over all. */
+  proxies: FaultProxy[];
   /** Requests this slot's clients sent so far (the faults count them). */
   requests: number;
   /** When close() was called on the current client, if it was. */
@@ -168,6 +171,8 @@ export class ScenarioRun {
     timing: Timing,
     /** Makes the actors' locks: the recipes by default; the explorer's self-test passes a broken one. */
     private readonly lockFactory?: LockFactory,
+    /** The ensemble `serverPort` belongs to, for member faults (`--ensemble`); none: a standalone server. */
+    private readonly ensemble?: ZooKeeperEnsemble,
   ) {
     this.timing = scenario.longSessions ? { ...timing, sessionTimeout: LONG_SESSIONS * timing.sessionTimeout } : timing;
   }
@@ -194,17 +199,21 @@ export class ScenarioRun {
 
   private async openSlot(index: number): Promise<Slot> {
     const existing = this.slots[index];
-    const slot: Slot = existing ?? { client: undefined as unknown as ZooKeeperClient, proxy: undefined as unknown as FaultProxy, requests: 0, closedAt: undefined, locks: new Map(), faulted: false, changes: 0 };
-    slot.proxy ??= await FaultProxy.start({ targetPort: this.serverPort, onRequest: () => this.decide(index, slot) });
+    const slot: Slot = existing ?? { client: undefined as unknown as ZooKeeperClient, proxies: [], requests: 0, closedAt: undefined, locks: new Map(), faulted: false, changes: 0 };
     if (existing === undefined) {
+      const ports = this.ensemble?.members.map((m) => m.port) ?? [this.serverPort];
+      slot.proxies = await Promise.all(ports.map((targetPort) => FaultProxy.start({ targetPort, onRequest: () => this.decide(index, slot) })));
       // The connect response carries the session's password: what closing the session from outside needs.
-      slot.proxy.onChunk((event) => {
-        if (event.direction !== 'downstream' || event.forwardedBytes !== event.chunk.length || event.chunk.length < 40) return;
-        this.passwords.set(event.chunk.readBigInt64BE(12), Buffer.from(event.chunk.subarray(24, 40)));
-      });
+      for (const proxy of slot.proxies) {
+        proxy.onChunk((event) => {
+          if (event.direction !== 'downstream' || event.forwardedBytes !== event.chunk.length || event.chunk.length < 40) return;
+          this.passwords.set(event.chunk.readBigInt64BE(12), Buffer.from(event.chunk.subarray(24, 40)));
+        });
+      }
     }
     const chroot = this.scenario.missingChroot === index ? `${this.root}-missing-chroot` : '';
-    slot.client = await ZooKeeperClient.connect(slot.proxy.connectString + chroot, { sessionTimeout: this.timing.sessionTimeout });
+    const connectString = slot.proxies.map((proxy) => proxy.connectString).join(',');
+    slot.client = await ZooKeeperClient.connect(connectString + chroot, { sessionTimeout: this.timing.sessionTimeout });
     slot.faulted = false;
     slot.client.onState((event) => {
       slot.changes++;
@@ -459,6 +468,8 @@ export class ScenarioRun {
       for (const node of hold.nodes) {
         let stat: Stat | null;
         try {
+          // A member behind the leader may not have the node yet (the observer's is not the holder's).
+          if (this.ensemble) await this.admin.sync(node);
           stat = await this.admin.exists(node);
         } catch {
           return;
@@ -691,10 +702,23 @@ export class ScenarioRun {
         await this.openSlot(step.client);
         return;
       }
+      case 'freeze':
+      case 'cutFromLeader': {
+        if (!this.ensemble) return;
+        // Every client may lose its connection to it: none of them is a healthy connection dropped.
+        for (const slot of this.slots) slot.faulted = true;
+        // One at a time: the next begins once the one before healed (a member frozen twice, or two of three, is not a fault the harness deals).
+        const ensemble = this.ensemble;
+        this.memberFaults = this.memberFaults.then(() => memberFault(ensemble, step, (text) => this.note(text))).catch((error: unknown) => this.violation('explorer-error', `member fault: ${describeError(error)}`));
+        return;
+      }
       default:
         return;
     }
   }
+
+  /** Member faults under way, one after the other: healed (a quorum again) before the scenario's faults heal. */
+  private memberFaults: Promise<void> = Promise.resolve();
 
   /** The slot's session is closed from outside (its id and password over another connection): the server deletes its nodes. */
   private async expireSession(index: number): Promise<void> {
@@ -706,7 +730,8 @@ export class ScenarioRun {
     slot.faulted = true;
     this.expiredSessions.add(session);
     this.excuse((h) => h.session === session);
-    await endSession({ host: '127.0.0.1', port: this.serverPort }, { id: session, password, lastZxid: 0n, timeout: this.timing.sessionTimeout }, { tls: undefined, maxReplyBytes: 1 << 20, timeoutMs: 5000 });
+    const port = this.ensemble ? runningMember(this.ensemble).port : this.serverPort;
+    await endSession({ host: '127.0.0.1', port }, { id: session, password, lastZxid: 0n, timeout: this.timing.sessionTimeout }, { tls: undefined, maxReplyBytes: 1 << 20, timeoutMs: 5000 });
   }
 
   /** Once close() resolved, none of that session's nodes may be left (the README: they go at once). */
@@ -738,10 +763,11 @@ export class ScenarioRun {
         // Let the call send its first requests before the next step.
         await sleep(5);
       }
-      // Faults heal: from now on every request is forwarded.
+      // Faults heal: from now on every request is forwarded, and every member serves.
+      await this.memberFaults;
       this.healed = true;
       this.healedAt = performance.now();
-      for (const slot of this.slots) slot.proxy.passThrough();
+      for (const slot of this.slots) for (const proxy of slot.proxies) proxy.passThrough();
       await this.settle();
       this.checkDeadlines();
       await this.checkLeaks();
@@ -801,7 +827,7 @@ export class ScenarioRun {
 
   /** After the faults healed, a fresh client takes the whole lock: nothing stranded it. */
   private async freshAcquire(): Promise<void> {
-    const client = await ZooKeeperClient.connect(`127.0.0.1:${this.serverPort}`, { sessionTimeout: this.timing.sessionTimeout });
+    const client = await ZooKeeperClient.connect(this.ensemble?.connectString ?? `127.0.0.1:${this.serverPort}`, { sessionTimeout: this.timing.sessionTimeout });
     const timeout = 2 * this.timing.sessionTimeout + 2 * this.timing.slack;
     try {
       const p = this.path;
@@ -834,7 +860,7 @@ export class ScenarioRun {
       }
     }
     await Promise.all([...this.pending]);
-    for (const slot of this.slots) await slot.proxy.close();
+    for (const slot of this.slots) for (const proxy of slot.proxies) await proxy.close();
     await this.admin.delete(this.root).catch(() => undefined);
   }
 }
