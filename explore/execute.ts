@@ -161,7 +161,8 @@ export class ScenarioRun {
   private readonly t0 = performance.now();
   private healed = false;
   private healedAt = 0;
-  private readonly deadlines: { label: string; due: number; start: number; settled: () => number | undefined }[] = [];
+  /** Every call (`due` undefined: one without a deadline, named only if it never settles). */
+  private readonly deadlines: { label: string; due: number | undefined; start: number; settled: () => number | undefined }[] = [];
 
   constructor(
     private readonly scenario: Scenario,
@@ -497,8 +498,7 @@ export class ScenarioRun {
 
   /** A call with a deadline (`timeout` or its abort) must settle by then plus the README's bound (min(1 s, timeout/4)) plus slack. */
   private deadline(label: string, start: number, ms: number | undefined, settled: () => number | undefined): void {
-    if (ms === undefined) return;
-    this.deadlines.push({ label, due: start + ms, start, settled });
+    this.deadlines.push({ label, due: ms === undefined ? undefined : start + ms, start, settled });
   }
 
   private rejection(label: string, error: unknown, allowed = ACQUIRE_CODES): void {
@@ -803,7 +803,7 @@ export class ScenarioRun {
     const bound = Math.min(1000, this.timing.sessionTimeout / 4) + this.timing.slack;
     for (const d of this.deadlines) {
       const settled = d.settled();
-      if (settled === undefined) continue;
+      if (settled === undefined || d.due === undefined) continue;
       const late = settled - d.due - stalledSince(d.start);
       if (late > bound) this.violation('deadline-overrun', `${d.label} settled ${Math.round(settled - d.due)} ms after its deadline (bound ${Math.round(bound)} ms)`);
     }
