@@ -496,7 +496,7 @@ export class ScenarioRun {
     void p.finally(() => this.pending.delete(p));
   }
 
-  /** A call with a deadline (`timeout` or its abort) must settle by then plus the README's bound (min(1 s, timeout/4)) plus slack. */
+  /** A call with a deadline (`timeout` or its abort) must settle by then plus the README's bound (min(1 s, timeout/4)) plus slack; one without (`ms` undefined) is recorded to be named if it never settles. */
   private deadline(label: string, start: number, ms: number | undefined, settled: () => number | undefined): void {
     this.deadlines.push({ label, due: ms === undefined ? undefined : start + ms, start, settled });
   }
