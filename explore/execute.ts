@@ -2,9 +2,11 @@ import type { AcquireOptions, Lease, MultiLease, Stat } from '../src/index.js';
 import { LockLostError, MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperClient, ZooKeeperError, joinPath, requestRevocation } from '../src/index.js';
 import { endSession } from '../src/connection/end-session.js';
 import { FaultProxy } from '../src/testing/index.js';
+import type { ZooKeeperEnsemble } from '../src/testing/index.js';
 import type { RequestVerdict } from '../src/testing/request-filter.js';
 import type { Actor, Scenario, Step } from './scenario.js';
 import { stepText } from './scenario.js';
+import { memberFault, runningMember } from './members.js';
 
 /**
  * Runs one scenario against a real server and checks the invariants from outside the locks:
@@ -44,6 +46,9 @@ export interface Violation {
   readonly text: string;
 }
 
+/** How long a request whose session is being closed from outside is held back (see the `expire` fault): the close takes a round trip. */
+const EXPIRE_HOLD_MS = 200;
+
 /** How much longer a scenario's long sessions are. */
 const LONG_SESSIONS = 3;
 
@@ -59,7 +64,8 @@ interface Claim {
 
 interface Slot {
   client: ZooKeeperClient;
-  proxy: FaultProxy;
+  /** One per server (each member of an ensemble): the client's connect string names them all, the faults count its requests over all. */
+  proxies: FaultProxy[];
   /** Requests this slot's clients sent so far (the faults count them). */
   requests: number;
   /** When close() was called on the current client, if it was. */
@@ -67,6 +73,8 @@ interface Slot {
   locks: Map<number, Callable>;
   /** Whether the scenario did anything to this slot's connection or session (a request fault, an expiry, a close). */
   faulted: boolean;
+  /** State changes of the slot's client so far (a connection lost, a session renewed): an answer after none came on the same connection. */
+  changes: number;
 }
 
 /** Makes an actor's lock on `path` (its family's path), or undefined for the recipe's own. */
@@ -88,6 +96,9 @@ interface Hold {
   claims: Claim[];
   readonly nodes: readonly string[];
   readonly session: bigint;
+  /** The slot, and the client of it, that the lease was handed out on. */
+  readonly slot: Slot;
+  readonly client: ZooKeeperClient;
   /** Lost by what the scenario did from outside (node deleted, session closed): its holder hears of it with everyone else. */
   excusedAt: number | undefined;
   ended: boolean;
@@ -150,7 +161,8 @@ export class ScenarioRun {
   private readonly t0 = performance.now();
   private healed = false;
   private healedAt = 0;
-  private readonly deadlines: { label: string; due: number; start: number; settled: () => number | undefined }[] = [];
+  /** Every call (`due` undefined: one without a deadline, named only if it never settles). */
+  private readonly deadlines: { label: string; due: number | undefined; start: number; settled: () => number | undefined }[] = [];
 
   constructor(
     private readonly scenario: Scenario,
@@ -160,6 +172,8 @@ export class ScenarioRun {
     timing: Timing,
     /** Makes the actors' locks: the recipes by default; the explorer's self-test passes a broken one. */
     private readonly lockFactory?: LockFactory,
+    /** The ensemble `serverPort` belongs to, for member faults (`--ensemble`); none: a standalone server. */
+    private readonly ensemble?: ZooKeeperEnsemble,
   ) {
     this.timing = scenario.longSessions ? { ...timing, sessionTimeout: LONG_SESSIONS * timing.sessionTimeout } : timing;
   }
@@ -186,19 +200,24 @@ export class ScenarioRun {
 
   private async openSlot(index: number): Promise<Slot> {
     const existing = this.slots[index];
-    const slot: Slot = existing ?? { client: undefined as unknown as ZooKeeperClient, proxy: undefined as unknown as FaultProxy, requests: 0, closedAt: undefined, locks: new Map(), faulted: false };
-    slot.proxy ??= await FaultProxy.start({ targetPort: this.serverPort, onRequest: () => this.decide(index, slot) });
+    const slot: Slot = existing ?? { client: undefined as unknown as ZooKeeperClient, proxies: [], requests: 0, closedAt: undefined, locks: new Map(), faulted: false, changes: 0 };
     if (existing === undefined) {
+      const ports = this.ensemble?.members.map((m) => m.port) ?? [this.serverPort];
+      slot.proxies = await Promise.all(ports.map((targetPort) => FaultProxy.start({ targetPort, onRequest: () => this.decide(index, slot) })));
       // The connect response carries the session's password: what closing the session from outside needs.
-      slot.proxy.onChunk((event) => {
-        if (event.direction !== 'downstream' || event.forwardedBytes !== event.chunk.length || event.chunk.length < 40) return;
-        this.passwords.set(event.chunk.readBigInt64BE(12), Buffer.from(event.chunk.subarray(24, 40)));
-      });
+      for (const proxy of slot.proxies) {
+        proxy.onChunk((event) => {
+          if (event.direction !== 'downstream' || event.forwardedBytes !== event.chunk.length || event.chunk.length < 40) return;
+          this.passwords.set(event.chunk.readBigInt64BE(12), Buffer.from(event.chunk.subarray(24, 40)));
+        });
+      }
     }
     const chroot = this.scenario.missingChroot === index ? `${this.root}-missing-chroot` : '';
-    slot.client = await ZooKeeperClient.connect(slot.proxy.connectString + chroot, { sessionTimeout: this.timing.sessionTimeout });
+    const connectString = slot.proxies.map((proxy) => proxy.connectString).join(',');
+    slot.client = await ZooKeeperClient.connect(connectString + chroot, { sessionTimeout: this.timing.sessionTimeout });
     slot.faulted = false;
     slot.client.onState((event) => {
+      slot.changes++;
       if (event === 'suspended') this.suspended(index, slot);
     });
     slot.closedAt = undefined;
@@ -220,6 +239,12 @@ export class ScenarioRun {
     if (fault === undefined) return 'forward';
     this.note(`fault: C${index} request #${slot.requests} -> ${typeof fault.verdict === 'string' ? fault.verdict : `delay ${fault.verdict.delay}`}`);
     slot.faulted = true;
+    if (fault.verdict === 'expire') {
+      // Between two requests of the client: the session ends (its nodes with it) while this one is
+      // on its way, held back until the close has run; the server then drops the connection.
+      this.track(this.expireSession(index));
+      return { delay: EXPIRE_HOLD_MS };
+    }
     return fault.verdict;
   }
 
@@ -343,7 +368,7 @@ export class ScenarioRun {
     // expired, a reader of another session 22 ms later, the writer's SESSIONEXPIRED read 25 ms after that).
     const session = leaseSession(lease);
     const excusedAt = nodes.some((n) => this.deleted.has(n)) || this.expiredSessions.has(session) ? performance.now() : undefined;
-    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes, session, excusedAt, ended: false };
+    const hold: Hold = { label, lease, claims: this.claimsOf(actorIndex, read, !('leases' in lease)), nodes, session, slot, client: slot.client, excusedAt, ended: false };
     if (slot.closedAt !== undefined) this.violation('handed-out-after-close', `${label}: a lease was handed out after its client's close() was called (${Math.round(performance.now() - slot.closedAt)} ms before)`);
     if (look && !excusedBefore && lease.signal.aborted) this.violation('handed-out-lost', `${label}: the lease was handed out already lost (${describeError(lease.signal.reason)})`);
     if (hold.excusedAt !== undefined) {
@@ -411,12 +436,41 @@ export class ScenarioRun {
     this.track(check);
   }
 
+  /**
+   * A holder whose node the operator deleted: once its client has answers to requests sent after
+   * the delete, on the connection it had then, its signal must say the lease is lost. The
+   * server sends the watch's event before any later reply of the session, and the lease watches its
+   * node from its hand-out (README: the signal aborts "as soon as the client hears"), so this needs
+   * no grace, whatever the load: a lease that does not watch (or drops the event) is caught here,
+   * where the grace check misses it when its hold ends first.
+   */
+  private heardCheck(hold: Hold, node: string): void {
+    const { slot, client } = hold;
+    const { changes } = slot;
+    const check = (async () => {
+      try {
+        // Two round trips: a data change just before the delete (a revocation request) used up the
+        // one-shot watch, and its re-arming read may leave after the first request (its event was
+        // read after that was sent); it is answered, NONODE, before the second.
+        await client.sync('/');
+        await client.sync('/');
+      } catch {
+        return;
+      }
+      if (hold.ended || slot.client !== client || slot.changes !== changes) return;
+      if (!hold.lease.signal.aborted) this.violation('loss-unsignalled', `${hold.label}: its client had the answers to two requests sent one after the other after the operator deleted ${node}, on the same connection, and its signal is still live`);
+    })();
+    this.track(check);
+  }
+
   /** The observer: the lease's nodes must exist, owned by its session; else its signal must abort within a grace. */
   private observe(hold: Hold): void {
     const check = (async () => {
       for (const node of hold.nodes) {
         let stat: Stat | null;
         try {
+          // A member behind the leader may not have the node yet (the observer's is not the holder's).
+          if (this.ensemble) await this.admin.sync(node);
           stat = await this.admin.exists(node);
         } catch {
           return;
@@ -442,10 +496,9 @@ export class ScenarioRun {
     void p.finally(() => this.pending.delete(p));
   }
 
-  /** A call with a deadline (`timeout` or its abort) must settle by then plus the README's bound (min(1 s, timeout/4)) plus slack. */
+  /** A call with a deadline (`timeout` or its abort) must settle by then plus the README's bound (min(1 s, timeout/4)) plus slack; one without (`ms` undefined) is recorded to be named if it never settles. */
   private deadline(label: string, start: number, ms: number | undefined, settled: () => number | undefined): void {
-    if (ms === undefined) return;
-    this.deadlines.push({ label, due: start + ms, start, settled });
+    this.deadlines.push({ label, due: ms === undefined ? undefined : start + ms, start, settled });
   }
 
   private rejection(label: string, error: unknown, allowed = ACQUIRE_CODES): void {
@@ -623,22 +676,14 @@ export class ScenarioRun {
         }
         this.note(`operator deletes ${node}`);
         this.deleted.add(node);
+        const holders = this.holds.filter((h) => !h.ended && h.nodes.includes(node));
         this.excuse((h) => h.nodes.includes(node));
-        await this.admin.delete(node).catch(() => undefined);
+        if (await this.admin.delete(node).then(() => true, () => false)) for (const hold of holders) this.heardCheck(hold, node);
         return;
       }
-      case 'expire': {
-        const slot = this.slots[step.client]!;
-        const session = slot.client.sessionId;
-        const password = this.passwords.get(session);
-        if (session === 0n || password === undefined) return;
-        this.note(`expire C${step.client}'s session 0x${session.toString(16)}`);
-        slot.faulted = true;
-        this.expiredSessions.add(session);
-        this.excuse((h) => h.session === session);
-        await endSession({ host: '127.0.0.1', port: this.serverPort }, { id: session, password, lastZxid: 0n, timeout: this.timing.sessionTimeout }, { tls: undefined, maxReplyBytes: 1 << 20, timeoutMs: 5000 });
+      case 'expire':
+        await this.expireSession(step.client);
         return;
-      }
       case 'close': {
         const slot = this.slots[step.client]!;
         if (slot.closedAt !== undefined) return;
@@ -657,9 +702,36 @@ export class ScenarioRun {
         await this.openSlot(step.client);
         return;
       }
+      case 'freeze':
+      case 'cutFromLeader': {
+        if (!this.ensemble) return;
+        // Every client may lose its connection to it: none of them is a healthy connection dropped.
+        for (const slot of this.slots) slot.faulted = true;
+        // One at a time: the next begins once the one before healed (a member frozen twice, or two of three, is not a fault the harness deals).
+        const ensemble = this.ensemble;
+        this.memberFaults = this.memberFaults.then(() => memberFault(ensemble, step, (text) => this.note(text))).catch((error: unknown) => this.violation('explorer-error', `member fault: ${describeError(error)}`));
+        return;
+      }
       default:
         return;
     }
+  }
+
+  /** Member faults under way, one after the other: healed (a quorum again) before the scenario's faults heal. */
+  private memberFaults: Promise<void> = Promise.resolve();
+
+  /** The slot's session is closed from outside (its id and password over another connection): the server deletes its nodes. */
+  private async expireSession(index: number): Promise<void> {
+    const slot = this.slots[index]!;
+    const session = slot.client.sessionId;
+    const password = this.passwords.get(session);
+    if (session === 0n || password === undefined) return;
+    this.note(`expire C${index}'s session 0x${session.toString(16)}`);
+    slot.faulted = true;
+    this.expiredSessions.add(session);
+    this.excuse((h) => h.session === session);
+    const port = this.ensemble ? runningMember(this.ensemble).port : this.serverPort;
+    await endSession({ host: '127.0.0.1', port }, { id: session, password, lastZxid: 0n, timeout: this.timing.sessionTimeout }, { tls: undefined, maxReplyBytes: 1 << 20, timeoutMs: 5000 });
   }
 
   /** Once close() resolved, none of that session's nodes may be left (the README: they go at once). */
@@ -691,10 +763,11 @@ export class ScenarioRun {
         // Let the call send its first requests before the next step.
         await sleep(5);
       }
-      // Faults heal: from now on every request is forwarded.
+      // Faults heal: from now on every request is forwarded, and every member serves.
+      await this.memberFaults;
       this.healed = true;
       this.healedAt = performance.now();
-      for (const slot of this.slots) slot.proxy.passThrough();
+      for (const slot of this.slots) for (const proxy of slot.proxies) proxy.passThrough();
       await this.settle();
       this.checkDeadlines();
       await this.checkLeaks();
@@ -730,7 +803,7 @@ export class ScenarioRun {
     const bound = Math.min(1000, this.timing.sessionTimeout / 4) + this.timing.slack;
     for (const d of this.deadlines) {
       const settled = d.settled();
-      if (settled === undefined) continue;
+      if (settled === undefined || d.due === undefined) continue;
       const late = settled - d.due - stalledSince(d.start);
       if (late > bound) this.violation('deadline-overrun', `${d.label} settled ${Math.round(settled - d.due)} ms after its deadline (bound ${Math.round(bound)} ms)`);
     }
@@ -754,7 +827,7 @@ export class ScenarioRun {
 
   /** After the faults healed, a fresh client takes the whole lock: nothing stranded it. */
   private async freshAcquire(): Promise<void> {
-    const client = await ZooKeeperClient.connect(`127.0.0.1:${this.serverPort}`, { sessionTimeout: this.timing.sessionTimeout });
+    const client = await ZooKeeperClient.connect(this.ensemble?.connectString ?? `127.0.0.1:${this.serverPort}`, { sessionTimeout: this.timing.sessionTimeout });
     const timeout = 2 * this.timing.sessionTimeout + 2 * this.timing.slack;
     try {
       const p = this.path;
@@ -787,7 +860,7 @@ export class ScenarioRun {
       }
     }
     await Promise.all([...this.pending]);
-    for (const slot of this.slots) await slot.proxy.close();
+    for (const slot of this.slots) for (const proxy of slot.proxies) await proxy.close();
     await this.admin.delete(this.root).catch(() => undefined);
   }
 }

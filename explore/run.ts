@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadavg } from 'node:os';
 import { ZooKeeperClient } from '../src/index.js';
-import { ZooKeeperServer } from '../src/testing/index.js';
+import { ZooKeeperEnsemble, ZooKeeperServer } from '../src/testing/index.js';
 import { DEFAULT_TIMING } from './execute.js';
 import type { ViolationKind } from './execute.js';
 import { explore, failureText } from './explorer.js';
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     shrink: { type: 'boolean', default: false },
     kind: { type: 'string' },
     repeat: { type: 'string', default: '1' },
+    ensemble: { type: 'boolean', default: false },
   },
 });
 
@@ -43,15 +44,18 @@ function int(name: string, text: string | undefined): number {
 
 const seed = values.seed === undefined ? Math.floor(Math.random() * 1_000_000) : int('seed', values.seed);
 const timing = { sessionTimeout: int('session-timeout', values['session-timeout']), slack: int('slack', values.slack) };
-const server = await ZooKeeperServer.start();
+// A 3-member ensemble whose links run through the harness's proxies (a follower cut from the leader), for member faults.
+const ensemble = values.ensemble ? await ZooKeeperEnsemble.start({ linkProxies: true }) : undefined;
+const server = ensemble ?? (await ZooKeeperServer.start());
 const admin = await ZooKeeperClient.connect(server.connectString);
 const extra = [
   timing.sessionTimeout !== DEFAULT_TIMING.sessionTimeout ? ` --session-timeout ${timing.sessionTimeout}` : '',
   timing.slack !== DEFAULT_TIMING.slack ? ` --slack ${timing.slack}` : '',
+  ensemble ? ' --ensemble' : '',
 ].join('');
 let code = 0;
 try {
-  console.log(`explore: seed ${seed}${values.path ? `, replaying ${values.path}` : ''}, ${values.workers} workers, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`explore: seed ${seed}${values.path ? `, replaying ${values.path}` : ''}${ensemble ? ', a 3-member ensemble (one scenario at a time)' : `, ${values.workers} workers`}, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const result = await explore({
     seed,
     ...(values.path !== undefined ? { path: values.path } : {}),
@@ -60,7 +64,8 @@ try {
     workers: int('workers', values.workers),
     timing,
     shrinkMs: Number(values['shrink-minutes']) * 60_000,
-    serverPort: server.port,
+    serverPort: ensemble ? ensemble.members[0]!.port : (server as ZooKeeperServer).port,
+    ...(ensemble ? { ensemble } : {}),
     admin,
     root: `/explore/${seed}-${Date.now()}`,
     progress: (text) => console.log(text),
@@ -85,6 +90,6 @@ try {
   }
 } finally {
   await admin.close();
-  await server.stop();
+  await (ensemble ? ensemble.close() : server.stop());
 }
 process.exit(code);

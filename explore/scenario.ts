@@ -54,9 +54,15 @@ export type Step =
   | { readonly op: 'stall'; readonly ms: number }
   | { readonly op: 'close'; readonly client: number }
   /** A new client in the slot (after a close: the slot's actors use it from then on). */
-  | { readonly op: 'reopen'; readonly client: number };
+  | { readonly op: 'reopen'; readonly client: number }
+  /**
+   * Ensemble only (`--ensemble`), for `ms` while the schedule goes on: member `member` (mod their
+   * number) frozen (SIGSTOP, its sockets open), or follower `member` (mod theirs) cut from the leader.
+   */
+  | { readonly op: 'freeze' | 'cutFromLeader'; readonly member: number; readonly ms: number };
 
-export type FaultVerdict = 'drop' | 'lose-reply' | 'reset' | { readonly delay: number };
+/** `expire`: the session is closed from outside as the request leaves the client; the request reaches the server after that. */
+export type FaultVerdict = 'drop' | 'lose-reply' | 'reset' | 'expire' | { readonly delay: number };
 
 /** The `nth` request (from 1, over every connection) that a client sends meets `verdict`. */
 export interface Fault {
@@ -100,7 +106,13 @@ const maxHold: fc.Arbitrary<MaxHold | undefined> = fc.option(
   { nil: undefined, freq: 3 },
 );
 
-function stepArb(actors: number, clients: number): fc.Arbitrary<Step> {
+/** Member faults, for an ensemble: long enough to cost a session (up to twice the short timeout) or not. */
+const memberFaults: fc.WeightedArbitrary<Step>[] = (['freeze', 'cutFromLeader'] as const).map((op) => ({
+  weight: 1,
+  arbitrary: fc.record({ op: fc.constant(op), member: fc.nat(2), ms: fc.integer({ min: 200, max: 4000 }) }),
+}));
+
+function stepArb(actors: number, clients: number, ensemble: boolean): fc.Arbitrary<Step> {
   const actor = fc.integer({ min: 0, max: actors - 1 });
   const client = fc.integer({ min: 0, max: clients - 1 });
   return fc.oneof(
@@ -141,6 +153,8 @@ function stepArb(actors: number, clients: number): fc.Arbitrary<Step> {
     { weight: 1, arbitrary: fc.record({ op: fc.constant('stall' as const), ms: fc.integer({ min: 50, max: 1200 }) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('close' as const), client }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('reopen' as const), client }) },
+    // Appended, and only with an ensemble: a standalone search draws what it drew before.
+    ...(ensemble ? memberFaults : []),
   );
 }
 
@@ -149,6 +163,7 @@ const verdict: fc.Arbitrary<FaultVerdict> = fc.oneof(
   fc.constant('lose-reply' as const),
   fc.constant('reset' as const),
   fc.record({ delay: fc.integer({ min: 50, max: 1500 }) }),
+  fc.constant('expire' as const),
 );
 
 /**
@@ -156,41 +171,47 @@ const verdict: fc.Arbitrary<FaultVerdict> = fc.oneof(
  * Indexes (an actor's client, a step's actor) are drawn unbounded and taken modulo the counts, so
  * that every part shrinks on its own (a `chain` from counts to parts would shrink poorly).
  */
-export const scenarioArb: fc.Arbitrary<Scenario> = fc
-  .record({
-    family: fc.constantFrom<Family>('mutex', 'rw', 'semaphore', 'simple', 'multi'),
-    permits: fc.integer({ min: 1, max: 3 }),
-    lockDelay: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 50, max: 400 }) }),
-    clients: fc.integer({ min: 1, max: MAX_CLIENTS }),
-    missingChroot: fc.oneof({ weight: 12, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat(MAX_CLIENTS - 1) }),
-    actors: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), kind: fc.nat(2), leases: fc.nat(2), revocable: fc.boolean() }), { minLength: 1, maxLength: MAX_ACTORS }),
-    steps: fc.array(stepArb(MAX_ACTORS, MAX_CLIENTS), { minLength: 1, maxLength: 12 }),
-    faults: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), verdict }), { maxLength: 3 }),
-    // Last: a field added at the end leaves the scenarios of earlier seeds as they were.
-    longSessions: fc.boolean(),
-    replyDelays: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), ms: fc.integer({ min: 50, max: 1500 }) }), { maxLength: 2 }),
-  })
-  .map(({ family, permits, lockDelay, clients, missingChroot, actors, steps, faults, longSessions, replyDelays }) => {
-    const kinds = KINDS[family];
-    return {
-      family,
-      permits,
-      lockDelay: family === 'mutex' || family === 'multi' ? lockDelay : 0,
-      clients,
-      missingChroot: missingChroot < 0 ? -1 : missingChroot % clients,
-      actors: actors.map((a) => ({ client: a.client % clients, kind: kinds[a.kind % kinds.length]!, leases: 1 + (a.leases % permits), revocable: a.revocable })),
-      steps: steps.map((step): Step => {
-        if ('actor' in step) return { ...step, actor: step.actor % actors.length };
-        if ('client' in step) return { ...step, client: step.client % clients };
-        return step;
-      }),
-      faults: faults.map((f) => ({ ...f, client: f.client % clients })),
-      longSessions,
-      replyDelays: replyDelays.map((d) => ({ ...d, client: d.client % clients })),
-    };
-  });
+export function scenarioArbitrary(ensemble: boolean): fc.Arbitrary<Scenario> {
+  return fc
+    .record({
+      family: fc.constantFrom<Family>('mutex', 'rw', 'semaphore', 'simple', 'multi'),
+      permits: fc.integer({ min: 1, max: 3 }),
+      lockDelay: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.integer({ min: 50, max: 400 }) }),
+      clients: fc.integer({ min: 1, max: MAX_CLIENTS }),
+      missingChroot: fc.oneof({ weight: 12, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.nat(MAX_CLIENTS - 1) }),
+      actors: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), kind: fc.nat(2), leases: fc.nat(2), revocable: fc.boolean() }), { minLength: 1, maxLength: MAX_ACTORS }),
+      steps: fc.array(stepArb(MAX_ACTORS, MAX_CLIENTS, ensemble), { minLength: 1, maxLength: 12 }),
+      faults: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), verdict }), { maxLength: 3 }),
+      // Last: a field added at the end leaves the scenarios of earlier seeds as they were.
+      longSessions: fc.boolean(),
+      replyDelays: fc.array(fc.record({ client: fc.nat(MAX_CLIENTS - 1), nth: fc.integer({ min: 1, max: 30 }), ms: fc.integer({ min: 50, max: 1500 }) }), { maxLength: 2 }),
+    })
+    .map(({ family, permits, lockDelay, clients, missingChroot, actors, steps, faults, longSessions, replyDelays }) => {
+      const kinds = KINDS[family];
+      return {
+        family,
+        permits,
+        lockDelay: family === 'mutex' || family === 'multi' ? lockDelay : 0,
+        clients,
+        missingChroot: missingChroot < 0 ? -1 : missingChroot % clients,
+        actors: actors.map((a) => ({ client: a.client % clients, kind: kinds[a.kind % kinds.length]!, leases: 1 + (a.leases % permits), revocable: a.revocable })),
+        steps: steps.map((step): Step => {
+          if ('actor' in step) return { ...step, actor: step.actor % actors.length };
+          if ('client' in step) return { ...step, client: step.client % clients };
+          return step;
+        }),
+        faults: faults.map((f) => ({ ...f, client: f.client % clients })),
+        longSessions,
+        replyDelays: replyDelays.map((d) => ({ ...d, client: d.client % clients })),
+      };
+    });
+}
+
+/** The standalone server's scenarios. */
+export const scenarioArb: fc.Arbitrary<Scenario> = scenarioArbitrary(false);
 
 function verdictText(v: FaultVerdict): string {
+  if (v === 'expire') return 'session expired from outside before it reaches the server';
   return typeof v === 'string' ? v : `delay ${v.delay} ms`;
 }
 
@@ -230,6 +251,10 @@ export function stepText(step: Step): string {
       return `C${step.client}.close()`;
     case 'reopen':
       return `new client in slot C${step.client}`;
+    case 'freeze':
+      return `member #${step.member} (mod 3) frozen for ${step.ms} ms`;
+    case 'cutFromLeader':
+      return `follower #${step.member} (mod 2) cut from the leader for ${step.ms} ms`;
   }
 }
 
