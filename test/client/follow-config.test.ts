@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ZooKeeperClient, ZooKeeperError, parseEnsembleConfig } from '../../src/index.js';
+import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
+import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { eventually, nextEvent } from '../support/wait.js';
+
+describe('parseEnsembleConfig', () => {
+  it('reads members, roles, client addresses (a wildcard one at the quorum host) and the hex version; skips what it cannot read', () => {
+    const config = parseEnsembleConfig(
+      [
+        'server.3=10.0.0.3:2888:3888:observer;0.0.0.0:2183',
+        'server.1=10.0.0.1:2888:3888:participant;10.0.1.1:2181',
+        'server.2=10.0.0.2:2888:3888;2182',
+        'server.4=[::1]:2888:3888|10.0.0.4:2888:3888:participant;[::1]:2184',
+        'server.5=10.0.0.5:2888:3888',
+        'server.6=garbage',
+        'version=10000000a',
+      ].join('\n'),
+    );
+    assert.equal(config.version, 0x10000000an);
+    assert.deepEqual(
+      config.members.map((m) => [m.id, m.role, m.host, m.quorumPort, m.electionPort, m.clientAddress]),
+      [
+        [1, 'participant', '10.0.0.1', 2888, 3888, '10.0.1.1:2181'],
+        [2, 'participant', '10.0.0.2', 2888, 3888, '10.0.0.2:2182'],
+        [3, 'observer', '10.0.0.3', 2888, 3888, '10.0.0.3:2183'],
+        [4, 'participant', '[::1]', 2888, 3888, '[::1]:2184'],
+        [5, 'participant', '10.0.0.5', 2888, 3888, undefined],
+      ],
+    );
+    assert.equal(config.connectString, '10.0.1.1:2181,10.0.0.2:2182,10.0.0.3:2183,[::1]:2184');
+    assert.deepEqual(parseEnsembleConfig(Buffer.alloc(0)), { version: 0n, members: [], connectString: '', text: '' });
+  });
+
+  it('reconfig refuses a malformed request before sending anything (INVALID_ARGUMENT)', async () => {
+    // Not connected: a request that passed its checks would wait for a connection, not reject at once.
+    const client = new ZooKeeperClient('127.0.0.1:1', { requestTimeout: 60_000 });
+    try {
+      const invalid = (e: unknown): boolean => e instanceof ZooKeeperError && e.code === 'INVALID_ARGUMENT';
+      await assert.rejects(client.reconfig({}), invalid);
+      await assert.rejects(client.reconfig({ leaving: [0] }), invalid);
+      await assert.rejects(client.reconfig({ joining: ['server.4=a:1:2;3,server.5=b:1:2;3'] }), invalid);
+      await assert.rejects(client.reconfig({ members: ['server.1=a:1:2;3'], leaving: [2] }), invalid);
+      await assert.rejects(client.reconfig({ leaving: [2], fromConfig: 5 as unknown as bigint }), invalid);
+      assert.throws(() => new ZooKeeperClient('127.0.0.1:1', { followConfig: 'yes' as unknown as boolean }), invalid);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('followConfig against a server whose /zookeeper/config a super user writes', () => {
+  const SUPER = { user: 'super', password: 'super-pw' };
+  let server: ZooKeeperServer;
+  let superUser: ZooKeeperClient;
+  let version = 0x200000000n;
+
+  /** Plays a reconfiguration for the config watchers: one member, reached at `clientAddress`. */
+  async function publish(clientAddress: string): Promise<void> {
+    version += 1n;
+    await superUser.setData('/zookeeper/config', `server.1=127.0.0.1:1:2:participant;${clientAddress}\nversion=${version.toString(16)}`);
+  }
+
+  before(async () => {
+    server = await ZooKeeperServer.start({ superDigest: SUPER });
+    superUser = await ZooKeeperClient.connect(server.connectString, { auth: [{ scheme: 'digest', auth: `${SUPER.user}:${SUPER.password}` }] });
+  });
+  after(async () => {
+    await superUser?.close();
+    await server?.close();
+  });
+
+  it('moves to each new address, also after the application removed the config watch and across a reconnect', async () => {
+    const proxy = await FaultProxy.start({ targetPort: server.port });
+    const byName = `localhost:${server.port}`;
+    const client = await ZooKeeperClient.connect(proxy.connectString, { followConfig: true, sessionTimeout: 10_000 });
+    try {
+      const session = client.sessionId;
+      // A standalone server's config names no member: nothing to follow, the client stays.
+      await client.sync('/');
+      assert.equal(client.server, proxy.connectString);
+
+      await publish(byName);
+      await eventually(() => client.state === 'connected' && client.server === byName, ROUND_TRIPS_MS, 'the client on the published address');
+
+      // The application removes every data watch on the node, the follower's included: it sets its own again.
+      await client.removeAllWatches('/zookeeper/config', 'data');
+      await publish(proxy.connectString);
+      await eventually(() => client.state === 'connected' && client.server === proxy.connectString, ROUND_TRIPS_MS, 'the client back on the proxy');
+
+      // A change made while the client is cut off is read on the reconnect.
+      proxy.refuseNew(true);
+      const suspended = nextEvent(client, 'suspended');
+      proxy.resetAll();
+      await suspended;
+      await publish(byName);
+      proxy.refuseNew(false);
+      await eventually(() => client.state === 'connected' && client.server === byName, ROUND_TRIPS_MS, 'the client on the address published while it was away');
+      assert.equal(client.sessionId, session);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+});
