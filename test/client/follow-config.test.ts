@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperClient, ZooKeeperError, parseEnsembleConfig } from '../../src/index.js';
-import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
+import { FaultProxy, ZooKeeperServer, asZooKeeper35 } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually, nextEvent } from '../support/wait.js';
 
@@ -69,6 +69,18 @@ describe('followConfig against a server whose /zookeeper/config a super user wri
   after(async () => {
     await superUser?.close();
     await server?.close();
+  });
+
+  it('reconfig is a 3.5 operation (a 3.5 server gets it), typed when the server refuses it: RECONFIGDISABLED from a standalone server', async () => {
+    const proxy = await FaultProxy.start({ targetPort: server.port, onRequest: asZooKeeper35() });
+    const admin = await ZooKeeperClient.connect(proxy.connectString, { auth: [{ scheme: 'digest', auth: `${SUPER.user}:${SUPER.password}` }] });
+    try {
+      await assert.rejects(admin.reconfig({ leaving: [2] }), (e) => e instanceof ZooKeeperError && e.code === 'RECONFIGDISABLED' && e.path === '/zookeeper/config');
+      assert.equal(admin.state, 'connected');
+    } finally {
+      await admin.close();
+      await proxy.close();
+    }
   });
 
   it('moves to each new address, also after the application removed the config watch and across a reconnect', async () => {
