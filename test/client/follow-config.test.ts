@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperClient, ZooKeeperError, parseEnsembleConfig } from '../../src/index.js';
 import { FaultProxy, ZooKeeperServer, asZooKeeper35 } from '../../src/testing/index.js';
-import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
 import { eventually, nextEvent } from '../support/wait.js';
 
 describe('parseEnsembleConfig', () => {
@@ -110,6 +110,29 @@ describe('followConfig against a server whose /zookeeper/config a super user wri
       proxy.refuseNew(false);
       await eventually(() => client.state === 'connected' && client.server === byName, ROUND_TRIPS_MS, 'the client on the address published while it was away');
       assert.equal(client.sessionId, session);
+    } finally {
+      await client.close();
+      await proxy.close();
+    }
+  });
+
+  it('reads the config again with the new session after its session expired (the old one took its watch along)', async () => {
+    const proxy = await FaultProxy.start({ targetPort: server.port });
+    const byName = `localhost:${server.port}`;
+    await publish(proxy.connectString);
+    const client = await ZooKeeperClient.connect(proxy.connectString, { followConfig: true, sessionTimeout: 2000 });
+    try {
+      const session = client.sessionId;
+      await client.sync('/');
+      assert.equal(client.server, proxy.connectString);
+      const expired = nextEvent(client, 'expired', sessionBound(2000));
+      proxy.refuseNew(true);
+      proxy.resetAll();
+      await expired;
+      await publish(byName);
+      proxy.refuseNew(false);
+      await eventually(() => client.state === 'connected' && client.server === byName, sessionBound(2000), 'the new session on the address published meanwhile');
+      assert.notEqual(client.sessionId, session);
     } finally {
       await client.close();
       await proxy.close();
