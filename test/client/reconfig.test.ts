@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
-import { Mutex, ZooKeeperClient } from '../../src/index.js';
+import { Mutex, ZooKeeperClient, parseEnsembleConfig } from '../../src/index.js';
 import type { Lease } from '../../src/index.js';
 import { ZooKeeperEnsemble } from '../../src/testing/index.js';
 import type { EnsembleMember } from '../../src/testing/index.js';
@@ -106,6 +106,19 @@ describe('reconfiguration of a real ensemble (reconfigEnabled): 3 members, 2 add
     } finally {
       await observer?.close();
       await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it('the new members restart as an ensemble of their own, from the configuration the reconfigurations left (the harness writes their files once)', async () => {
+    // Rewritten, their files would name the members they started with (1-3 and themselves, no 5 for
+    // 4 nor 4 for 5): each would wait for a majority of 4 with 1-3 gone.
+    await ensemble.stop();
+    await ensemble.start();
+    const client = await ZooKeeperClient.connect(ensemble.connectString);
+    try {
+      assert.deepEqual(parseEnsembleConfig((await client.getConfig()).data).members.map((m) => m.id), [4, 5]);
+    } finally {
+      await client.close();
     }
   });
 });
