@@ -116,11 +116,12 @@ describe('followConfig against a server whose /zookeeper/config a super user wri
     }
   });
 
-  it('reads the config again with the new session after its session expired (the old one took its watch along)', async () => {
+  it('under a chroot, reads the config again with the new session after its session expired (the old one took its watch along)', async () => {
     const proxy = await FaultProxy.start({ targetPort: server.port });
     const byName = `localhost:${server.port}`;
     await publish(proxy.connectString);
-    const client = await ZooKeeperClient.connect(proxy.connectString, { followConfig: true, sessionTimeout: 2000 });
+    // The config node lies outside every chroot: the follower reads and watches it there all the same.
+    const client = await ZooKeeperClient.connect(`${proxy.connectString}/followed`, { followConfig: true, sessionTimeout: 2000 });
     try {
       const session = client.sessionId;
       await client.sync('/');
@@ -133,6 +134,7 @@ describe('followConfig against a server whose /zookeeper/config a super user wri
       proxy.refuseNew(false);
       await eventually(() => client.state === 'connected' && client.server === byName, sessionBound(2000), 'the new session on the address published meanwhile');
       assert.notEqual(client.sessionId, session);
+      assert.equal(client.chroot, '/followed');
     } finally {
       await client.close();
       await proxy.close();
