@@ -411,6 +411,7 @@ export class ZooKeeperEnsemble {
     this.#requireReconfig('reconfig');
     const add = memberIds(change.add, 'add');
     const remove = memberIds(change.remove, 'remove');
+    if (add.length + remove.length === 0) throw new HarnessError('INVALID_OPTIONS', 'A reconfig adds or removes at least one member', { option: 'change', value: change });
     for (const id of [...add, ...remove]) this.member(id);
     const timeoutMs = options.timeoutMs ?? this.#timing.startTimeoutMs;
     const joining = add.map((id) => memberLine(id, this.#ports[id - 1]!));

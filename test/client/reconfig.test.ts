@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { Mutex, ZooKeeperClient, parseEnsembleConfig } from '../../src/index.js';
 import type { Lease } from '../../src/index.js';
-import { ZooKeeperEnsemble } from '../../src/testing/index.js';
+import { ZooKeeperEnsemble, isHarnessError } from '../../src/testing/index.js';
 import type { EnsembleMember } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS, harnessBound, sessionBound } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
@@ -18,6 +18,16 @@ async function serversOf(session: bigint, members: readonly EnsembleMember[]): P
   return holders.flat();
 }
 
+describe('reconfigurable ensembles: options', () => {
+  it('refuse what cannot work, before starting anything (INVALID_OPTIONS, INVALID_STATE)', async () => {
+    assert.throws(() => new ZooKeeperEnsemble({ reconfigEnabled: true, linkProxies: true }), (e) => isHarnessError(e, 'INVALID_OPTIONS'));
+    assert.throws(() => new ZooKeeperEnsemble({ reconfigEnabled: true, tls: true }), (e) => isHarnessError(e, 'INVALID_OPTIONS'));
+    await assert.rejects(new ZooKeeperEnsemble().reconfig({ add: [4] }), (e) => isHarnessError(e, 'INVALID_OPTIONS'));
+    await assert.rejects(new ZooKeeperEnsemble().addMember(), (e) => isHarnessError(e, 'INVALID_OPTIONS'));
+    await assert.rejects(new ZooKeeperEnsemble({ reconfigEnabled: true }).addMember(), (e) => isHarnessError(e, 'INVALID_STATE'));
+  });
+});
+
 describe('reconfiguration of a real ensemble (reconfigEnabled): 3 members, 2 added, the 3 first removed', () => {
   let ensemble: ZooKeeperEnsemble;
 
@@ -30,6 +40,7 @@ describe('reconfiguration of a real ensemble (reconfigEnabled): 3 members, 2 add
 
   it('locks held and waited on by followConfig clients survive it: same sessions and nodes, every client on a new member, the waiters get in; a client without followConfig moves with updateServerAddresses', async (t) => {
     const original = ensemble.connectString;
+    await assert.rejects(ensemble.reconfig({}), (e) => isHarnessError(e, 'INVALID_OPTIONS'));
     const followers = await Promise.all([1, 2].map(() => ZooKeeperClient.connect(original, { sessionTimeout: SESSION_MS, followConfig: true })));
     const [a, b] = followers as [ZooKeeperClient, ZooKeeperClient];
     const manual = await ZooKeeperClient.connect(original, { sessionTimeout: SESSION_MS });
