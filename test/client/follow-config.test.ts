@@ -62,6 +62,21 @@ describe('followConfig against a server whose /zookeeper/config a super user wri
     await superUser.setData('/zookeeper/config', `server.1=127.0.0.1:1:2:participant;${clientAddress}\nversion=${version.toString(16)}`);
   }
 
+  /** A followConfig client through a proxy of its own (`chroot` appended), both closed after `body`. */
+  async function following(chroot: string, sessionTimeout: number, body: (client: ZooKeeperClient, proxy: FaultProxy, byName: string) => Promise<void>): Promise<void> {
+    const proxy = await FaultProxy.start({ targetPort: server.port });
+    try {
+      const client = await ZooKeeperClient.connect(`${proxy.connectString}${chroot}`, { followConfig: true, sessionTimeout });
+      try {
+        await body(client, proxy, `localhost:${server.port}`);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await proxy.close();
+    }
+  }
+
   before(async () => {
     server = await ZooKeeperServer.start({ superDigest: SUPER });
     superUser = await ZooKeeperClient.connect(server.connectString, { auth: [{ scheme: 'digest', auth: `${SUPER.user}:${SUPER.password}` }] });
@@ -84,10 +99,7 @@ describe('followConfig against a server whose /zookeeper/config a super user wri
   });
 
   it('moves to each new address, also after the application removed the config watch and across a reconnect', async () => {
-    const proxy = await FaultProxy.start({ targetPort: server.port });
-    const byName = `localhost:${server.port}`;
-    const client = await ZooKeeperClient.connect(proxy.connectString, { followConfig: true, sessionTimeout: 10_000 });
-    try {
+    await following('', 10_000, async (client, proxy, byName) => {
       const session = client.sessionId;
       // A standalone server's config names no member: nothing to follow, the client stays.
       await client.sync('/');
@@ -110,22 +122,15 @@ describe('followConfig against a server whose /zookeeper/config a super user wri
       proxy.refuseNew(false);
       await eventually(() => client.state === 'connected' && client.server === byName, ROUND_TRIPS_MS, 'the client on the address published while it was away');
       assert.equal(client.sessionId, session);
-    } finally {
-      await client.close();
-      await proxy.close();
-    }
+    });
   });
 
   it('under a chroot, reads the config again with the new session after its session expired (the old one took its watch along)', async () => {
-    const proxy = await FaultProxy.start({ targetPort: server.port });
-    const byName = `localhost:${server.port}`;
-    await publish(proxy.connectString);
     // The config node lies outside every chroot: the follower reads and watches it there all the same.
-    const client = await ZooKeeperClient.connect(`${proxy.connectString}/followed`, { followConfig: true, sessionTimeout: 2000 });
-    try {
+    await following('/followed', 2000, async (client, proxy, byName) => {
+      await publish(proxy.connectString);
+      await eventually(() => client.state === 'connected' && client.server === proxy.connectString, ROUND_TRIPS_MS, 'the client on the proxy');
       const session = client.sessionId;
-      await client.sync('/');
-      assert.equal(client.server, proxy.connectString);
       const expired = nextEvent(client, 'expired', sessionBound(2000));
       proxy.refuseNew(true);
       proxy.resetAll();
@@ -135,9 +140,7 @@ describe('followConfig against a server whose /zookeeper/config a super user wri
       await eventually(() => client.state === 'connected' && client.server === byName, sessionBound(2000), 'the new session on the address published meanwhile');
       assert.notEqual(client.sessionId, session);
       assert.equal(client.chroot, '/followed');
-    } finally {
-      await client.close();
-      await proxy.close();
-    }
+    });
   });
+
 });
