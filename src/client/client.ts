@@ -48,6 +48,9 @@ import { StateListeners } from './state-listeners.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
 import { CONFIG_NODE, ConfigWatchers } from './config-watch.js';
+import type { EnsembleConfig, ReconfigSpec } from './ensemble-config.js';
+import { readReconfigResult, reconfigWriter } from './ensemble-config.js';
+import { followConfig } from './follow-config.js';
 import type { Where } from './validate.js';
 import {
   checkAcl,
@@ -134,6 +137,12 @@ export interface ClientOptions {
    * is a little over jute.maxbuffer).
    */
   maxReplyBytes?: number;
+  /**
+   * Follow the ensemble's membership: read /zookeeper/config (with a watch) on every connection
+   * and on every change, and `updateServerAddresses` with its members' client addresses (see
+   * follow-config.ts). The connect string only finds the ensemble the first time. Default false.
+   */
+  followConfig?: boolean;
 }
 
 /** Bounds on one call: an AbortSignal and/or a timeout (ms, at most 2^31−1) covering the whole request. */
@@ -226,6 +235,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     this.defaultAcl = typeof options.defaultAcl === 'function' ? options.defaultAcl : options.defaultAcl === undefined ? OPEN_ACL_UNSAFE : checkAcl(options.defaultAcl, where, 'defaultAcl');
     this.requestTimeout = checkDuration(options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeout');
     const sessionTimeout = checkDuration(options.sessionTimeout ?? DEFAULT_SESSION_TIMEOUT_MS, 'sessionTimeout');
+    const follow = checkBoolean(options.followConfig, 'followConfig', where);
     this.session = new Session({
       hosts,
       sessionTimeout,
@@ -280,6 +290,7 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
     });
     // Checked above: a credential refused here would be swallowed, and the client run as someone else.
     for (const { scheme, auth } of credentials) void this.addAuth(scheme, auth).catch(() => undefined);
+    if (follow) followConfig(this);
   }
 
   /**
@@ -764,6 +775,21 @@ export class ZooKeeperClient extends EventEmitter<ClientEvents> {
         },
         ...spec,
       });
+    });
+  }
+
+  /**
+   * Changes the ensemble's membership (ZooKeeperAdmin.reconfigure; opcode 16, a 3.5+ server with
+   * `reconfigEnabled=true`, else RECONFIGDISABLED): `joining` lines and `leaving` ids, or a whole
+   * new `members` list; `fromConfig` makes it conditional (BADVERSION). Needs WRITE on
+   * /zookeeper/config, which only a super user has unless the server runs with skipACL. Resolves
+   * with the configuration the ensemble committed.
+   */
+  reconfig(spec: ReconfigSpec, options?: CallOptions): Promise<{ config: EnsembleConfig; stat: Stat }> {
+    return operation(() => {
+      const where = { op: 'reconfig', path: CONFIG_NODE };
+      const write = reconfigWriter(spec, where);
+      return this.send({ type: OpCode.reconfig, op: 'reconfig', path: CONFIG_NODE, write, read: readReconfigResult, ...callBounds(options, where) });
     });
   }
 

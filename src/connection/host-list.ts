@@ -48,6 +48,11 @@ export class HostList {
     return true;
   }
 
+  /** True when `host` is in the list (by host and port). */
+  has(host: HostPort): boolean {
+    return this.hosts.some((h) => h.host === host.host && h.port === host.port);
+  }
+
   get size(): number {
     return this.hosts.length;
   }

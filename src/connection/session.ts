@@ -528,7 +528,8 @@ export class Session extends EventEmitter {
       if (!this.isStopped) this.emit('connectionError', error);
       return false;
     }
-    if (this.isStopped) {
+    // Stopped, or the server left the list (updateHosts) while the socket was opening.
+    if (this.isStopped || !this.hosts.has(target)) {
       socket.destroy();
       return false;
     }
@@ -690,8 +691,10 @@ export class Session extends EventEmitter {
    */
   updateHosts(hosts: readonly HostPort[]): void {
     const connection = this.connection;
-    const move = this.hosts.update(hosts, this.ready ? this.target : undefined);
-    if (!move || !connection || !this.ready || this.isStopped) return;
+    // A connection still in its handshake counts too (as Java closes its socket whatever its state):
+    // left alone, it would complete to a server no longer listed and stay there.
+    const move = this.hosts.update(hosts, connection ? this.target : undefined);
+    if (!move || !connection || this.isStopped) return;
     connection.close(new ZooKeeperError('CONNECTIONLOSS', `leaving ${connection.label}: the server list changed (updateServerAddresses)`, { zkCode: -4 }));
   }
 

@@ -25,6 +25,10 @@
  *   `localSessionsEnabled=true`, so that a member without quorum serves read-only clients.
  * - Link proxies (`linkProxies: true`, ensembles only): every member dials its peers through a
  *   proxy per directed link, for {@link ZooKeeperEnsemble.partition} and the other link faults.
+ * - Reconfiguration (`reconfigEnabled: true`, ensembles only): `reconfigEnabled=true`,
+ *   `standaloneEnabled=false`, a dynamic config file per member written once (the server keeps it
+ *   from then on), and a super user for {@link ZooKeeperEnsemble.reconfig} (`superDigest`, or a
+ *   random one of the harness's own).
  *
  * @packageDocumentation
  */
@@ -33,6 +37,7 @@ export { ZooKeeperServer } from './zookeeper-server.js';
 export type { ZooKeeperServerOptions } from './zookeeper-server.js';
 export { DEFAULT_INIT_LIMIT, DEFAULT_SYNC_LIMIT, EnsembleMember, ZooKeeperEnsemble } from './zookeeper-ensemble.js';
 export type { ZooKeeperEnsembleOptions } from './zookeeper-ensemble.js';
+export type { ReconfigChange } from './reconfig.js';
 export type { CutOptions, LinkOptions } from './member-links.js';
 export type { WaitOptions, ZooKeeperProcess, ZooKeeperProcessState } from './zookeeper-process.js';
 export {

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pollUntil } from './bounded-wait.js';
 import { HarnessError, isHarnessError } from './harness-error.js';
@@ -11,6 +12,10 @@ import { renderConfig } from './zookeeper-config.js';
 import { positiveInteger, validateOptions } from './zookeeper-options.js';
 import type { Timing, ZooKeeperOptions } from './zookeeper-options.js';
 import { ZooKeeperProcess } from './zookeeper-process.js';
+import type { EnsembleConfig } from '../client/ensemble-config.js';
+import { DYNAMIC_CONFIG_FILE, harnessSuperUser, memberIds, memberLine, reconfigEntries, runReconfig } from './reconfig.js';
+import type { ReconfigChange } from './reconfig.js';
+import type { SuperDigestCredentials } from './zookeeper-options.js';
 import type { LaunchPlan, WaitOptions } from './zookeeper-process.js';
 
 /** Options for {@link ZooKeeperEnsemble}. */
@@ -28,6 +33,14 @@ export interface ZooKeeperEnsembleOptions extends ZooKeeperOptions {
    * own view of where its peers are. Default false.
    */
   readonly linkProxies?: boolean;
+  /**
+   * Dynamic reconfiguration (`reconfigEnabled=true`, `standaloneEnabled=false`, a dynamic config
+   * file per member): {@link ZooKeeperEnsemble.addMember} starts a new member that joins as a
+   * non-voting follower, {@link ZooKeeperEnsemble.reconfig} adds and removes members. A reconfig
+   * needs a super user: `superDigest` if given, else one of the harness's own. Not with
+   * `linkProxies` or `tls`. Default false.
+   */
+  readonly reconfigEnabled?: boolean;
 }
 
 /** The harness's default `initLimit`, ticks. */
@@ -97,9 +110,15 @@ export class ZooKeeperEnsemble {
   readonly #options: ZooKeeperEnsembleOptions;
   readonly #timing: Timing;
   readonly #limits: QuorumLimits;
-  readonly #members: readonly EnsembleMember[];
+  readonly #members: EnsembleMember[];
   #workspace: Workspace | undefined;
-  #plans: readonly LaunchPlan[] | undefined;
+  #plans: LaunchPlan[] | undefined;
+  /** Each member's ports, in `myid` order. */
+  #ports: MemberPorts[] = [];
+  /** The `myid`s of the current configuration: every member, until a reconfig changes it. */
+  #config: Set<number>;
+  /** Who may reconfig (reconfigEnabled only). */
+  readonly #superUser: SuperDigestCredentials | undefined;
   #links: MemberLinks | undefined;
   #closed = false;
 
@@ -109,20 +128,25 @@ export class ZooKeeperEnsemble {
     if (size !== 3 && size !== 5) {
       throw new HarnessError('INVALID_OPTIONS', `An ensemble has 3 or 5 members, not ${String(size)}`, { option: 'size', value: size });
     }
-    this.#options = options;
+    if (options.reconfigEnabled === true && (options.linkProxies === true || options.tls === true || options.x509Clients !== undefined)) {
+      throw new HarnessError('INVALID_OPTIONS', 'reconfigEnabled does not go with linkProxies or tls', { option: 'reconfigEnabled', value: true });
+    }
+    this.#superUser = options.reconfigEnabled === true ? (options.superDigest ?? harnessSuperUser()) : undefined;
+    this.#options = this.#superUser === undefined ? options : { ...options, superDigest: this.#superUser };
+    this.#config = new Set(Array.from({ length: size }, (_, index) => index + 1));
     this.#timing = validateOptions(options);
     this.#limits = {
       initLimit: positiveInteger('initLimit', options.initLimit, DEFAULT_INIT_LIMIT),
       syncLimit: positiveInteger('syncLimit', options.syncLimit, DEFAULT_SYNC_LIMIT),
     };
-    this.#members = Array.from(
-      { length: size },
-      (_, index) =>
-        new EnsembleMember(
-          index + 1,
-          () => this.#plans?.[index],
-          () => this.#closed,
-        ),
+    this.#members = Array.from({ length: size }, (_, index) => this.#newMember(index + 1));
+  }
+
+  #newMember(id: number): EnsembleMember {
+    return new EnsembleMember(
+      id,
+      () => this.#plans?.[id - 1],
+      () => this.#closed,
     );
   }
 
@@ -139,9 +163,14 @@ export class ZooKeeperEnsemble {
     }
   }
 
-  /** All members, in `myid` order. */
+  /** All members, in `myid` order: with `reconfigEnabled`, also those added, and those a reconfig removed. */
   get members(): readonly EnsembleMember[] {
     return this.#members;
+  }
+
+  /** The members of the current configuration (all of them unless {@link reconfig} changed it), in `myid` order. */
+  get configMembers(): readonly EnsembleMember[] {
+    return this.#members.filter((member) => this.#config.has(member.id));
   }
 
   /** The member with `myid` `id` (1-based). */
@@ -153,9 +182,9 @@ export class ZooKeeperEnsemble {
     return member;
   }
 
-  /** Every member's plain client address, comma-separated: `127.0.0.1:p1,127.0.0.1:p2,...`. */
+  /** The plain client address of every member of the current configuration, comma-separated: `127.0.0.1:p1,127.0.0.1:p2,...`. */
   get connectString(): string {
-    return this.#members.map((member) => member.connectString).join(',');
+    return this.configMembers.map((member) => member.connectString).join(',');
   }
 
   /** Every member's TLS client address, comma-separated; undefined unless started with `tls: true`. */
@@ -184,13 +213,14 @@ export class ZooKeeperEnsemble {
       throw new HarnessError('INVALID_STATE', 'Cannot start: the ensemble is closed', { operation: 'start', state: 'closed' });
     }
     if (this.#plans !== undefined) {
-      await Promise.all(this.#members.filter((member) => member.state === 'stopped').map((member) => member.start()));
+      await Promise.all(this.configMembers.filter((member) => member.state === 'stopped').map((member) => member.start()));
     } else {
       const workspace = (this.#workspace ??= await createWorkspace(this.#options, this.#timing, 'ensemble', ELECTION_JVM_ARGS));
       await retryOnPortConflict(async () => {
         const planned = await planMembers(this.#options, this.#limits, workspace, this.#members.length);
         this.#plans = planned.plans;
         this.#links = planned.links;
+        this.#ports = planned.ports;
         try {
           await Promise.all(this.#members.map((member) => member.start()));
         } catch (error) {
@@ -212,7 +242,7 @@ export class ZooKeeperEnsemble {
    * exactly one of them leads. Resolves with the leader.
    */
   async waitForQuorum(options: WaitOptions = {}): Promise<EnsembleMember> {
-    const majority = Math.floor(this.#members.length / 2) + 1;
+    const majority = Math.floor(this.#config.size / 2) + 1;
     return this.#pollSurvey('a serving quorum', options, (running, modes) => {
       const serving = running.filter((member) => SERVING_MODES.has(modes[member.id] ?? ''));
       const leaders = serving.filter((member) => modes[member.id] === 'leader');
@@ -248,7 +278,7 @@ export class ZooKeeperEnsemble {
       async () => {
         modes = await this.#survey();
         return decide(
-          this.#members.filter((member) => member.state === 'running'),
+          this.configMembers.filter((member) => member.state === 'running'),
           modes,
         );
       },
@@ -264,10 +294,10 @@ export class ZooKeeperEnsemble {
     );
   }
 
-  /** Each member's `srvr` mode, or why there is none (its state, `not serving`, or the probe's error code). */
+  /** Each configured member's `srvr` mode, or why there is none (its state, `not serving`, or the probe's error code). */
   async #survey(): Promise<Record<number, string>> {
     const entries = await Promise.all(
-      this.#members.map(async (member): Promise<[number, string]> => {
+      this.configMembers.map(async (member): Promise<[number, string]> => {
         if (member.state !== 'running') return [member.id, member.state];
         try {
           const status = await member.status({ timeoutMs: SURVEY_PROBE_TIMEOUT_MS });
@@ -345,6 +375,63 @@ export class ZooKeeperEnsemble {
     return this.#links;
   }
 
+  /**
+   * Starts a new member (`myid` one more than the last) that is not yet in the configuration: its
+   * dynamic config lists the current members and itself, so it finds the leader and syncs as a
+   * non-voting follower, serving clients. {@link reconfig} `{ add: [member] }` makes it a
+   * participant. Needs `reconfigEnabled`.
+   */
+  async addMember(): Promise<EnsembleMember> {
+    this.#requireReconfig('addMember');
+    const workspace = this.#workspace!;
+    // The id is taken at once, so that members added concurrently get their own.
+    const id = this.#members.length + 1;
+    const member = this.#newMember(id);
+    this.#members.push(member);
+    const lines = (ports: MemberPorts): string[] => [...this.#config, id].map((memberId) => memberLine(memberId, memberId === id ? ports : this.#ports[memberId - 1]!));
+    await retryOnPortConflict(async () => {
+      // The files are written once, and a failed attempt's name its ports: start over without them.
+      rmSync(join(workspace.dir, `member-${id}`), { recursive: true, force: true });
+      const ports = await allocateMemberPorts(false);
+      this.#ports[id - 1] = ports;
+      this.#plans![id - 1] = dynamicPlan(this.#options, this.#limits, workspace, id, ports, lines(ports));
+      await member.start();
+    });
+    return member;
+  }
+
+  /**
+   * One incremental reconfiguration, as the super user: `add` members started by
+   * {@link addMember} as participants, `remove` others (which keep running, out of the ensemble,
+   * until stopped). Resolves once the ensemble committed it, with the new configuration; from then
+   * on {@link connectString}, {@link configMembers}, {@link waitForQuorum} and {@link leader} are
+   * about the new members. Bounded by `timeoutMs` (default the start bound).
+   */
+  async reconfig(change: ReconfigChange, options: WaitOptions = {}): Promise<EnsembleConfig> {
+    this.#requireReconfig('reconfig');
+    const add = memberIds(change.add, 'add');
+    const remove = memberIds(change.remove, 'remove');
+    if (add.length + remove.length === 0) throw new HarnessError('INVALID_OPTIONS', 'A reconfig adds or removes at least one member', { option: 'change', value: change });
+    for (const id of [...add, ...remove]) this.member(id);
+    const timeoutMs = options.timeoutMs ?? this.#timing.startTimeoutMs;
+    const joining = add.map((id) => memberLine(id, this.#ports[id - 1]!));
+    const config = await runReconfig(this.connectString, this.#superUser!, joining, remove, timeoutMs);
+    this.#config = new Set(config.members.map((member) => member.id));
+    return config;
+  }
+
+  #requireReconfig(operation: string): void {
+    if (this.#options.reconfigEnabled !== true) {
+      throw new HarnessError('INVALID_OPTIONS', `Cannot ${operation}: the ensemble was started without reconfigEnabled`, {
+        option: 'reconfigEnabled',
+        value: this.#options.reconfigEnabled,
+      });
+    }
+    if (this.#plans === undefined || this.#closed) {
+      throw new HarnessError('INVALID_STATE', `Cannot ${operation}: the ensemble is not started`, { operation, state: this.#closed ? 'closed' : 'stopped' });
+    }
+  }
+
   /** Stops every member gracefully (in parallel). Ports and data stay for a later {@link start}. */
   async stop(): Promise<void> {
     await Promise.all(this.#members.map((member) => member.stop()));
@@ -380,9 +467,13 @@ async function planMembers(
   limits: QuorumLimits,
   workspace: Workspace,
   size: number,
-): Promise<{ plans: LaunchPlan[]; links: MemberLinks | undefined }> {
+): Promise<{ plans: LaunchPlan[]; links: MemberLinks | undefined; ports: MemberPorts[] }> {
   const ports: MemberPorts[] = [];
   for (let i = 0; i < size; i++) ports.push(await allocateMemberPorts(workspace.tls !== undefined));
+  if (options.reconfigEnabled === true) {
+    const lines = ports.map((p, index) => memberLine(index + 1, p));
+    return { plans: ports.map((p, index) => dynamicPlan(options, limits, workspace, index + 1, p, lines)), links: undefined, ports };
+  }
   const links = options.linkProxies === true ? await MemberLinks.start(ports) : undefined;
   const plans = ports.map((p, index) => {
     const id = index + 1;
@@ -398,5 +489,21 @@ async function planMembers(
     const config = renderConfig({ options, timing: workspace.timing, dataDir: join(dir, 'data'), clientPort: p.client, tls, roleEntries });
     return { workspace, dir, files: { 'zoo.cfg': config, 'data/myid': `${id}\n` }, clientPort: p.client, securePort: p.secure };
   });
-  return { plans, links };
+  return { plans, links, ports };
+}
+
+/** A reconfigurable member's plan: its membership lives in the dynamic config file, written once (the server keeps it from then on). */
+function dynamicPlan(
+  options: ZooKeeperEnsembleOptions,
+  limits: QuorumLimits,
+  workspace: Workspace,
+  id: number,
+  ports: MemberPorts,
+  lines: readonly string[],
+): LaunchPlan {
+  const dir = join(workspace.dir, `member-${id}`);
+  const roleEntries = { ...limits, ...reconfigEntries(dir) };
+  const config = renderConfig({ options, timing: workspace.timing, dataDir: join(dir, 'data'), clientPort: ports.client, roleEntries });
+  const files = { 'zoo.cfg': config, [DYNAMIC_CONFIG_FILE]: lines.map((line) => `${line}\n`).join(''), 'data/myid': `${id}\n` };
+  return { workspace, dir, files, clientPort: ports.client, securePort: undefined, writeOnce: true };
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pollUntil } from './bounded-wait.js';
 import { fourLetterWord, parseServerStatus } from './four-letter-word.js';
@@ -24,6 +24,11 @@ export interface LaunchPlan {
   readonly dir: string;
   /** Files to (re)write before every start, relative to `dir`. Must include `zoo.cfg`. */
   readonly files: Readonly<Record<string, string>>;
+  /**
+   * Write the files before the first start only: a reconfigurable member rewrites its zoo.cfg and
+   * dynamic config itself on every reconfiguration, and a restart must read what it wrote.
+   */
+  readonly writeOnce?: boolean;
   readonly clientPort: number;
   readonly securePort: number | undefined;
 }
@@ -137,6 +142,7 @@ export abstract class ZooKeeperProcess {
     // Everything up to the launch is synchronous, so a kill() racing with start() always finds the JVM.
     for (const [file, content] of Object.entries(plan.files)) {
       const path = join(plan.dir, file);
+      if (plan.writeOnce === true && existsSync(path)) continue;
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, content);
     }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
-import { ZooKeeperEnsemble } from '../../src/testing/index.js';
+import { FaultProxy, ZooKeeperEnsemble } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, sessionBound } from '../support/bounds.js';
-import { nextEvent } from '../support/wait.js';
+import { eventually, nextEvent } from '../support/wait.js';
 
 const SESSION_MS = 6000;
 
@@ -35,6 +35,31 @@ describe('updateServerAddresses on a 3-member ensemble', () => {
       assert.equal((await admin.exists('/usa-ephemeral'))?.ephemeralOwner, session);
     } finally {
       await client.close();
+    }
+  });
+
+  it('a client in the middle of a handshake with a server that leaves the list drops it: it does not end up on a server no longer listed', async () => {
+    const [m1, m2] = ensemble.members;
+    const proxy = await FaultProxy.start({ targetPort: m1!.port });
+    const client = await ZooKeeperClient.connect(proxy.connectString, { sessionTimeout: SESSION_MS });
+    try {
+      const session = client.sessionId;
+      // The next handshake through the proxy is answered, but late: the list changes while it is on its way.
+      proxy.latency('downstream', 1000);
+      const before = proxy.stats().totalConnections;
+      const suspended = nextEvent(client, 'suspended');
+      proxy.resetAll();
+      await suspended;
+      await eventually(() => proxy.stats().totalConnections > before && proxy.stats().activeConnections > 0, ROUND_TRIPS_MS, 'a new attempt through the proxy');
+      assert.notEqual(client.state, 'connected');
+      client.updateServerAddresses(m2!.connectString);
+      await client.waitForConnected({ timeout: sessionBound(SESSION_MS) });
+      await client.exists('/', { timeout: ROUND_TRIPS_MS });
+      assert.equal(client.server, m2!.connectString);
+      assert.equal(client.sessionId, session);
+    } finally {
+      await client.close();
+      await proxy.close();
     }
   });
 
