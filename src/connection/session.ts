@@ -31,7 +31,7 @@ import { HostList } from './host-list.js';
 import type { AnswerKind } from './liveness-proof.js';
 import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
-import { Packet } from './packet.js';
+import { Packet, captureResolvers } from './packet.js';
 import { RequestQueue } from './request-queue.js';
 import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from './rw-probe.js';
 import type { SaslOptions } from './sasl.js';
@@ -252,11 +252,11 @@ export class Session extends EventEmitter {
         ),
       );
     }
-    return new Promise<T>((resolve, reject) => {
-      this.pending.push(new Packet<T>(spec, resolve, reject) as Packet, w);
-      if (this.ready) this.schedulePump();
-      else if (this.waitTimer === undefined) this.enforceWaitBound();
-    });
+    const promise = new Promise<T>(captureResolvers);
+    this.pending.push(Packet.ofCaptured(spec) as Packet, w);
+    if (this.ready) this.schedulePump();
+    else if (this.waitTimer === undefined) this.enforceWaitBound();
+    return promise;
   }
 
   /**
@@ -274,13 +274,13 @@ export class Session extends EventEmitter {
   }
 
   private refusal(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
-    const where = { op: spec.op, path: spec.path };
-    if (this.endReason) return relocated(this.endReason, where);
-    if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', where);
+    // Where the request was made is built only for a refusal: this runs for every request.
+    if (this.endReason) return relocated(this.endReason, whereOf(spec));
+    if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', whereOf(spec));
     if (this.state === 'expired' && !this.options.renewExpiredSession) {
-      return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...where, zkCode: -112 });
+      return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...whereOf(spec), zkCode: -112 });
     }
-    if (spec.signal?.aborted) return new ZooKeeperError('ABORTED', 'request aborted', { ...where, cause: spec.signal.reason });
+    if (spec.signal?.aborted) return new ZooKeeperError('ABORTED', 'request aborted', { ...whereOf(spec), cause: spec.signal.reason });
     return undefined;
   }
 
@@ -1026,6 +1026,10 @@ function connectionLoss(reason: ZooKeeperError, outcome: string): (packet: Packe
   // The detail, not the message: the new error adds its own code and op/path around it.
   const message = `${reason.detail}; ${outcome}`;
   return (packet) => withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason }));
+}
+
+function whereOf(spec: RequestSpec<unknown>): { op: string; path: string | undefined } {
+  return { op: spec.op, path: spec.path };
 }
 
 /** An error like `reason` (its code and words, it as the cause) told of another request. */
