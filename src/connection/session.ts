@@ -33,6 +33,7 @@ import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
 import { Packet, captureResolvers } from './packet.js';
 import { RequestQueue } from './request-queue.js';
+import { holdForBatch } from './write-batching.js';
 import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from './rw-probe.js';
 import type { SaslOptions } from './sasl.js';
 import { DigestMd5Client } from './sasl.js';
@@ -123,7 +124,7 @@ export class Session extends EventEmitter {
   /** True while `writer` holds a frame being encoded (see request()). */
   private encoding = false;
   private pumpScheduled = false;
-  private readonly pumpTask = (): void => this.pump();
+  private readonly pumpTask = (): void => this.pump(true);
   /** When the session last had a usable connection (performance.now()); undefined while it has one. */
   private disconnectedAt: number | undefined = performance.now();
   /** The one timer bounding the queued requests' wait for a connection (see enforceWaitBound). */
@@ -293,13 +294,15 @@ export class Session extends EventEmitter {
   /**
    * Writes queued requests, in order, while fewer than maxInFlight await replies and the socket
    * takes more; called again by a reply, by the socket's 'drain' and by the end of a backlog. A
-   * microtask after the requests of a tick, so that they go out in one write.
+   * microtask after the requests of a tick, so that they go out in one write. `batching` (the
+   * scheduled pump): deep in a pipeline, they may wait for more replies (see holdForBatch).
    */
-  private pump(): void {
+  private pump(batching = false): void {
     this.pumpScheduled = false;
     const connection = this.connection;
     // Not during close() (what remains fails, unsent) nor while older requests are still being failed.
     if (!this.ready || !connection || this.closing || this.backlog.busy) return;
+    if (batching && holdForBatch(this.outstanding.length, this.pending.waiting)) return;
     const now = performance.now();
     while (this.outstanding.length < this.options.maxInFlight && connection.writable) {
       const packet = this.pending.takeNext(this.nextXid());
