@@ -33,20 +33,6 @@ interface Bounds {
   unsubscribe?: () => void;
 }
 
-/** The resolvers the last run of captureResolvers was given, until Packet.ofCaptured takes them. */
-let capturedResolve: ((value: never) => void) | undefined;
-let capturedReject: ((error: unknown) => void) | undefined;
-
-/**
- * The executor of every request's promise: it leaves the resolvers for Packet.ofCaptured, called
- * right after `new Promise(captureResolvers)` (which runs its executor synchronously). One shared
- * function, where an arrow per request would be a closure and its context per request.
- */
-export function captureResolvers(resolve: (value: never) => void, reject: (error: unknown) => void): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
-}
-
 /**
  * A request on its way: queued, then in flight, then settled. A backlog holds one per request, so
  * it is kept small (a dozen fields): what the reply needs, copied from the spec (which goes, with
@@ -94,15 +80,6 @@ export class Packet<T = unknown> {
         this.fail(withoutStack(() => new ZooKeeperError('ABORTED', 'request aborted', { op: this.op, path: this.path, cause: signal.reason }))),
       );
     }
-  }
-
-  /** A packet for `spec` that settles the promise made last with captureResolvers (just before). */
-  static ofCaptured<T>(spec: RequestSpec<T>): Packet<T> {
-    // The promise made just before is a Promise<T>: its resolve takes a T.
-    const packet = new Packet<T>(spec, capturedResolve as (value: T) => void, capturedReject!);
-    capturedResolve = undefined;
-    capturedReject = undefined;
-    return packet;
   }
 
   get settled(): boolean {

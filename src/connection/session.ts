@@ -31,7 +31,7 @@ import { HostList } from './host-list.js';
 import type { AnswerKind } from './liveness-proof.js';
 import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
-import { Packet, captureResolvers } from './packet.js';
+import { Packet } from './packet.js';
 import { RequestQueue } from './request-queue.js';
 import { holdForBatch } from './write-batching.js';
 import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from './rw-probe.js';
@@ -253,11 +253,11 @@ export class Session extends EventEmitter {
         ),
       );
     }
-    const promise = new Promise<T>(captureResolvers);
-    this.pending.push(Packet.ofCaptured(spec) as Packet, w);
-    if (this.ready) this.schedulePump();
-    else if (this.waitTimer === undefined) this.enforceWaitBound();
-    return promise;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push(new Packet<T>(spec, resolve, reject) as Packet, w);
+      if (this.ready) this.schedulePump();
+      else if (this.waitTimer === undefined) this.enforceWaitBound();
+    });
   }
 
   /**
