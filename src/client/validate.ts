@@ -39,9 +39,12 @@ function describe(value: unknown): string {
   return String(value);
 }
 
+/** What no options and no bounds read as: one shared object, where a new one per call is garbage per request (the callers only read it). */
+const NONE: Record<string, never> = Object.freeze({});
+
 /** An options argument: an object, or nothing (its defaults). */
 export function checkOptions<T extends object>(options: T | undefined, where: Where, name = 'options'): T | Record<string, never> {
-  if (options === undefined) return {};
+  if (options === undefined) return NONE;
   if (options === null || typeof options !== 'object') invalidArgument(name, 'an object', options, where);
   return options;
 }
@@ -54,7 +57,7 @@ export function checkBounds(options: { signal?: AbortSignal | undefined; timeout
     invalidArgument('signal', 'an AbortSignal', signal, where);
   }
   if (timeout !== undefined) checkDuration(timeout, 'timeout', where);
-  return { signal, timeout };
+  return signal === undefined && timeout === undefined ? NONE : { signal, timeout };
 }
 
 /** An expected version: an int32, -1 (the default) matching any; other negatives never match, so they are mistakes. */

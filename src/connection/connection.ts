@@ -1,8 +1,9 @@
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { DecodedFrame } from '../protocol/index.js';
-import { FrameDecoder, ZooKeeperError } from '../protocol/index.js';
+import { FrameDecoder, OversizedFrame, ZooKeeperError } from '../protocol/index.js';
 import { Fifo } from './fifo.js';
+import { takeReads } from './transport.js';
 
 export interface ConnectionHandlers {
   /** A frame, or the head of one over the reply limit, whose body was skipped; it may ask for it again later (see deferFrame). */
@@ -24,9 +25,9 @@ const WRITE_BUFFER_BYTES = 256 * 1024;
 
 /**
  * One socket to one server: frames in, batched writes out, and the liveness clock.
- * Everything written in one tick goes out in one system call: the socket is corked for the rest
- * of the tick, and its buffers are written together (writev), each as it is: nothing is copied
- * into one buffer first. A silent server (half-open TCP, paused process) is declared dead after
+ * Everything written in one tick goes out in one system call: the buffers sent are held until the
+ * microtasks of the tick, then written together (writev), each as it is: nothing is copied into
+ * one buffer first. A silent server (half-open TCP, paused process) is declared dead after
  * the read timeout even though the socket looks open.
  *
  * Frames are handled in the order read, each once, unless the handler defers one (deferFrame):
@@ -36,10 +37,30 @@ const WRITE_BUFFER_BYTES = 256 * 1024;
  */
 export class Connection {
   private readonly decoder: FrameDecoder;
-  private corked = false;
-  private readonly uncork = (): void => {
-    this.corked = false;
-    this.socket.uncork();
+  /** Buffers sent in this tick and their bytes, written at its end (see send). */
+  private outgoing: Buffer[] = [];
+  private outgoingBytes = 0;
+  private readonly flush = (): void => {
+    const outgoing = this.outgoing;
+    const wasWritable = this.writable;
+    this.outgoingBytes = 0;
+    if (this.closed) {
+      this.outgoing = [];
+      return;
+    }
+    // One buffer, the common case (the session packs a tick's requests into one), goes to the
+    // socket as it is: corking it would only add the stream's buffering of it and its release.
+    if (outgoing.length === 1) this.socket.write(outgoing.pop()!);
+    else {
+      this.outgoing = [];
+      this.socket.cork();
+      for (const bytes of outgoing) this.socket.write(bytes);
+      this.socket.uncork();
+    }
+    // The bytes held here made the connection unwritable, and the socket took them at once: it
+    // emits no 'drain' for a write it finished synchronously, so the writer hears it here. (While
+    // the socket still holds more than WRITE_BUFFER_BYTES, above its high-water mark, its 'drain' will come.)
+    if (!wasWritable && this.writable) this.handlers.onWritable();
   };
   private timer: NodeJS.Timeout | undefined;
   private pingIntervalMs = 0;
@@ -75,7 +96,8 @@ export class Connection {
   ) {
     this.decoder = new FrameDecoder(maxReplyBytes);
     this.released = new Promise((resolve) => socket.once('close', () => resolve()));
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    // A socket opened by openSocket over plain TCP lends each read's bytes (see takeReads); any other emits its own.
+    if (!takeReads(socket, (bytes) => this.onData(bytes, true))) socket.on('data', (chunk: Buffer) => this.onData(chunk, false));
     socket.on('error', (cause: Error) => this.end(lost(`socket error on ${label}`, cause)));
     socket.on('close', () => this.end(lost(`connection to ${label} closed by the server`)));
     socket.on('drain', () => {
@@ -90,12 +112,8 @@ export class Connection {
   /** Writes `bytes` (whole frames) with everything else written this tick. The caller lets go of them: the socket holds them until written. */
   send(bytes: Buffer): void {
     if (this.closed) return;
-    if (!this.corked) {
-      this.corked = true;
-      this.socket.cork();
-      queueMicrotask(this.uncork);
-    }
-    this.socket.write(bytes);
+    if (this.outgoing.push(bytes) === 1) queueMicrotask(this.flush);
+    this.outgoingBytes += bytes.length;
     this.lastSentAt = performance.now();
     this.firstSentSinceReceipt ??= this.lastSentAt;
   }
@@ -107,7 +125,7 @@ export class Connection {
    * the client fail as not sent).
    */
   get writable(): boolean {
-    return !this.closed && this.socket.writableLength < WRITE_BUFFER_BYTES;
+    return !this.closed && this.socket.writableLength + this.outgoingBytes < WRITE_BUFFER_BYTES;
   }
 
   /**
@@ -171,7 +189,8 @@ export class Connection {
     this.timer = setTimeout(() => this.scheduleTick(), Math.max(1, next - performance.now()));
   }
 
-  private onData(chunk: Buffer): void {
+  /** `lent`: the bytes are the shared read buffer's, overwritten by the next read (see takeReads). */
+  private onData(chunk: Buffer, lent: boolean): void {
     this.lastReceivedAt = performance.now();
     this.firstSentSinceReceipt = undefined;
     let frames: DecodedFrame[];
@@ -183,6 +202,10 @@ export class Connection {
     }
     for (const frame of frames) this.inbox.push(frame);
     if (!this.deferred) this.handleFrames();
+    // Frames left for a later turn (deferred) must not be views of a buffer the next read
+    // overwrites; the decoder already copies any frame that a read cut short. Rare: a watch
+    // event read behind a reply, and the frames after it.
+    if (lent && this.inbox.length > 0) this.inbox = ownCopies(this.inbox);
   }
 
   /**
@@ -233,6 +256,13 @@ export class Connection {
     this.reported = true;
     this.handlers.onClose(this.endReason!);
   }
+}
+
+/** The frames of `inbox` in buffers of their own (an oversized frame's head is one already); the earlier ones, copied before, are copied again: this is rare. */
+function ownCopies(inbox: Fifo<DecodedFrame>): Fifo<DecodedFrame> {
+  const copies = new Fifo<DecodedFrame>();
+  for (let frame = inbox.shift(); frame; frame = inbox.shift()) copies.push(frame instanceof OversizedFrame ? frame : Buffer.from(frame));
+  return copies;
 }
 
 function lost(message: string, cause?: unknown): ZooKeeperError {

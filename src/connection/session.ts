@@ -33,6 +33,7 @@ import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
 import { Packet } from './packet.js';
 import { RequestQueue } from './request-queue.js';
+import { holdForBatch } from './write-batching.js';
 import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from './rw-probe.js';
 import type { SaslOptions } from './sasl.js';
 import { DigestMd5Client } from './sasl.js';
@@ -123,7 +124,7 @@ export class Session extends EventEmitter {
   /** True while `writer` holds a frame being encoded (see request()). */
   private encoding = false;
   private pumpScheduled = false;
-  private readonly pumpTask = (): void => this.pump();
+  private readonly pumpTask = (): void => this.pump(true);
   /** When the session last had a usable connection (performance.now()); undefined while it has one. */
   private disconnectedAt: number | undefined = performance.now();
   /** The one timer bounding the queued requests' wait for a connection (see enforceWaitBound). */
@@ -274,13 +275,13 @@ export class Session extends EventEmitter {
   }
 
   private refusal(spec: RequestSpec<unknown>): ZooKeeperError | undefined {
-    const where = { op: spec.op, path: spec.path };
-    if (this.endReason) return relocated(this.endReason, where);
-    if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', where);
+    // Where the request was made is built only for a refusal: this runs for every request.
+    if (this.endReason) return relocated(this.endReason, whereOf(spec));
+    if (this.closing || this.state === 'closed') return new ZooKeeperError('CLOSED', 'client is closed', whereOf(spec));
     if (this.state === 'expired' && !this.options.renewExpiredSession) {
-      return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...where, zkCode: -112 });
+      return new ZooKeeperError('SESSIONEXPIRED', 'session expired', { ...whereOf(spec), zkCode: -112 });
     }
-    if (spec.signal?.aborted) return new ZooKeeperError('ABORTED', 'request aborted', { ...where, cause: spec.signal.reason });
+    if (spec.signal?.aborted) return new ZooKeeperError('ABORTED', 'request aborted', { ...whereOf(spec), cause: spec.signal.reason });
     return undefined;
   }
 
@@ -293,13 +294,15 @@ export class Session extends EventEmitter {
   /**
    * Writes queued requests, in order, while fewer than maxInFlight await replies and the socket
    * takes more; called again by a reply, by the socket's 'drain' and by the end of a backlog. A
-   * microtask after the requests of a tick, so that they go out in one write.
+   * microtask after the requests of a tick, so that they go out in one write. `batching` (the
+   * scheduled pump): deep in a pipeline, they may wait for more replies (see holdForBatch).
    */
-  private pump(): void {
+  private pump(batching = false): void {
     this.pumpScheduled = false;
     const connection = this.connection;
     // Not during close() (what remains fails, unsent) nor while older requests are still being failed.
     if (!this.ready || !connection || this.closing || this.backlog.busy) return;
+    if (batching && holdForBatch(this.outstanding.length, this.pending.waiting)) return;
     const now = performance.now();
     while (this.outstanding.length < this.options.maxInFlight && connection.writable) {
       const packet = this.pending.takeNext(this.nextXid());
@@ -1029,6 +1032,10 @@ function connectionLoss(reason: ZooKeeperError, outcome: string): (packet: Packe
   // The detail, not the message: the new error adds its own code and op/path around it.
   const message = `${reason.detail}; ${outcome}`;
   return (packet) => withoutStack(() => new ZooKeeperError('CONNECTIONLOSS', message, { zkCode: -4, op: packet.op, path: packet.path, cause: reason }));
+}
+
+function whereOf(spec: RequestSpec<unknown>): { op: string; path: string | undefined } {
+  return { op: spec.op, path: spec.path };
 }
 
 /** An error like `reason` (its code and words, it as the cause) told of another request. */

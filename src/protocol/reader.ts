@@ -1,4 +1,8 @@
+import { copyBytes } from './copy-bytes.js';
 import { ZooKeeperError } from './zookeeper-error.js';
+
+/** Longs whose high word is below this are below 2^53: exact as doubles. */
+const SAFE_HIGH_WORDS = 0x20_0000;
 
 /**
  * Bounds-checked big-endian jute decoder. Any inconsistency (a length past the end, a negative
@@ -34,9 +38,14 @@ export class Reader {
 
   long(): bigint {
     this.need(8, 'long');
-    const value = this.buf.readBigInt64BE(this.pos);
+    const high = this.buf.readInt32BE(this.pos);
+    const low = this.buf.readUInt32BE(this.pos + 4);
     this.pos += 8;
-    return value;
+    // A Stat holds four longs and a reply header one, zxids and session ids below 2^53 in
+    // practice: for those, high·2^32 + low is an exact double, and BigInt of it the exact value,
+    // one allocation where readBigInt64BE makes four; 0 (ephemeralOwner of most nodes) none.
+    if (high >= 0 && high < SAFE_HIGH_WORDS) return high === 0 && low === 0 ? 0n : BigInt(high * 0x1_0000_0000 + low);
+    return this.buf.readBigInt64BE(this.pos - 8);
   }
 
   /** A long known to hold a value within 2^53 (timestamps), read without a bigint. */
@@ -62,12 +71,16 @@ export class Reader {
     return value;
   }
 
-  /** A jute buffer, copied so the result does not pin the socket chunk it came in. */
+  /**
+   * A jute buffer, copied: the frame may be a view of a read buffer that the next read
+   * overwrites (see takeReads in connection/transport.ts), and a copy does not pin a socket chunk.
+   */
   buffer(): Buffer | null {
     const length = this.int();
     if (length === -1) return null;
     this.need(length, 'buffer');
-    const value = Buffer.from(this.buf.subarray(this.pos, this.pos + length));
+    const value = Buffer.allocUnsafe(length);
+    copyBytes(this.buf, this.pos, value, 0, length);
     this.pos += length;
     return value;
   }

@@ -1,3 +1,5 @@
+import { copyBytes } from './copy-bytes.js';
+
 /**
  * Big-endian jute encoder into a growable buffer. The first 4 bytes are reserved for the
  * frame length so a finished request needs no second copy.
@@ -88,7 +90,7 @@ export class Writer {
   /** Finishes the frame and copies it into `target` at `offset`. */
   copyFrame(target: Buffer, offset: number): void {
     this.buf.writeInt32BE(this.pos - 4, 0);
-    this.buf.copy(target, offset, 0, this.pos);
+    copyBytes(this.buf, 0, target, offset, this.pos);
   }
 
   /** Finishes the frame and hands it over: the writer goes on in a buffer of its initial size. */

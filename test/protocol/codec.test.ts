@@ -44,6 +44,24 @@ describe('Writer and Reader', () => {
     assert.equal(r.longNumber(), -5);
   });
 
+  it('reads every long exactly, on both sides of 2^53 (below it, from a double) and negative ones', () => {
+    const values = [0n, 1n, 0xffff_ffffn, 0x1_0000_0000n, 2n ** 53n - 1n, 2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n, -1n, -(2n ** 32n), -(2n ** 63n)];
+    const w = new Writer();
+    for (const value of values) w.long(value);
+    const r = new Reader(body(w.frame()));
+    assert.deepEqual(values.map(() => r.long()), values);
+  });
+
+  it('reads a buffer as a copy of its own, small or large: the frame it came in may be overwritten', () => {
+    for (const length of [0, 1, 16, 64, 65, 1000]) {
+      const data = Buffer.alloc(length, 7);
+      const frame = body(new Writer().buffer(data).frame());
+      const read = new Reader(frame).buffer()!;
+      frame.fill(0);
+      assert.deepEqual(read, data, `${length} bytes`);
+    }
+  });
+
   it('refuses a string length past the end with PROTOCOL_ERROR', () => {
     const w = new Writer();
     w.int(1000).int(1);
