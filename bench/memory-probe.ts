@@ -95,6 +95,8 @@ async function main(): Promise<Record<string, number>> {
       const mutex = new Mutex(waiter, paths[i]!);
       waiting[i] = mutex;
       acquires[i] = mutex.acquire();
+      // Closing on a failure rejects the acquires still waiting: the failure is the one to report.
+      acquires[i]!.catch(() => undefined);
     }
     // Queued means: a node behind the holder's in every queue, and the server holding both
     // watches each waiter sets (on what it waits for, and on its own node).
