@@ -17,6 +17,13 @@
  * The arrays holding the Mutexes, the acquires and the leases are allocated before the baselines:
  * what a user keeps per lock (its Mutex object, its lease or its pending acquire) is counted, the
  * benchmark's bookkeeping is not.
+ *
+ *   memory-probe <connectString> <root> <count> one-lock <sessions>
+ *
+ * One long queue instead: `sessions` clients wait with `count` acquires in all (round robin) on
+ * one Mutex path, behind another client's lease. Heap per waiter once the queue holds them all and
+ * the server counts both watches of each, how long joining and draining took (each lease released
+ * as it comes), and the server's packets received per handoff while draining.
  */
 import { performance } from 'node:perf_hooks';
 import { fourLetterWord } from '../src/testing/index.js';
@@ -42,7 +49,8 @@ const WATCHES_PER_WAITER = 2;
 
 /** The server's `Total watches` (wchs). */
 async function serverWatches(port: number): Promise<number> {
-  const watches = totalWatches(await fourLetterWord(port, 'wchs'));
+  // A server answering thousands of joins, each listing a long queue, can take its time.
+  const watches = totalWatches(await fourLetterWord(port, 'wchs', { timeoutMs: 30_000 }));
   if (watches === undefined) throw new Error('wchs gave no watch count');
   return watches;
 }
@@ -87,6 +95,8 @@ async function main(): Promise<Record<string, number>> {
       const mutex = new Mutex(waiter, paths[i]!);
       waiting[i] = mutex;
       acquires[i] = mutex.acquire();
+      // Closing on a failure rejects the acquires still waiting: the failure is the one to report.
+      acquires[i]!.catch(() => undefined);
     }
     // Queued means: a node behind the holder's in every queue, and the server holding both
     // watches each waiter sets (on what it waits for, and on its own node).
@@ -118,4 +128,71 @@ async function main(): Promise<Record<string, number>> {
   }
 }
 
-console.log(JSON.stringify(await main()));
+/** The server's `zk_packets_received`. */
+async function packetsReceived(port: number): Promise<number> {
+  const match = /zk_packets_received\s+(\d+)/.exec(await fourLetterWord(port, 'mntr', { timeoutMs: 30_000 }));
+  if (!match) throw new Error('mntr gave no zk_packets_received');
+  return Number(match[1]);
+}
+
+/** At most this many waiters of one queue follow the rest of it (KEPT_AHEAD in src/recipes/queue-watch.ts). */
+const FOLLOWING = 17;
+
+async function oneLock(connectString: string, root: string, count: number, sessions: number): Promise<Record<string, number>> {
+  const port = Number(connectString.split(':').at(-1));
+  const path = `${root}/one-lock`;
+  const holder = await connectZklock(connectString);
+  const clients = await Promise.all(Array.from({ length: sessions }, () => connectZklock(connectString)));
+  try {
+    await (await new Mutex(clients[0]!, `${root}/warm`).acquire()).release();
+    const lease = await new Mutex(holder, path).acquire();
+    const watchesBefore = await serverWatches(port);
+    const acquires = placeholders<Promise<Lease> | undefined>(count, undefined);
+    const waiting = placeholders<Mutex | undefined>(count, undefined);
+    const heapBefore = heapAfterGc();
+    const t0 = performance.now();
+    for (let i = 0; i < count; i++) {
+      const mutex = new Mutex(clients[i % sessions]!, path);
+      waiting[i] = mutex;
+      const acquire = mutex.acquire();
+      // Closing on a failure rejects the acquires still waiting: the failure is the one to report.
+      acquire.catch(() => undefined);
+      acquires[i] = acquire;
+    }
+    const until = performance.now() + QUEUE_BOUND_MS * 5;
+    let watches = 0;
+    // The server counts a path once per session: the few near the front that follow the rest of
+    // the queue (queue-lookahead.ts) may watch what a neighbour of their session watches.
+    while ((watches = (await serverWatches(port)) - watchesBefore) < WATCHES_PER_WAITER * (count - FOLLOWING)) {
+      if (performance.now() > until) throw new Error(`only ${watches} watches for ${count} waiters after ${QUEUE_BOUND_MS * 5} ms`);
+      await sleep(50);
+    }
+    const joinMs = performance.now() - t0;
+    const [size] = await queueSizes(holder, [path]);
+    if (size !== count + 1) throw new Error(`the queue holds ${size} contenders, not the holder and ${count} waiters`);
+    const heapWithWaiters = heapAfterGc();
+    const packetsBefore = await packetsReceived(port);
+    const t1 = performance.now();
+    await lease.release();
+    await Promise.all(acquires.map(async (acquire) => (await acquire!).release()));
+    const drainMs = performance.now() - t1;
+    const packets = (await packetsReceived(port)) - packetsBefore;
+    const [left] = await queueSizes(holder, [path]);
+    if (left !== 0) throw new Error(`${left} contenders left after every lease was released`);
+    return {
+      bytesPerWaiter: (heapWithWaiters - heapBefore) / count,
+      heapWithWaiters,
+      serverWatchesPerWaiter: watches / count,
+      joinMs,
+      drainMs,
+      // Each handoff's packets (release, the next one's wake-up checks) and the probe's own mntr/wchs, which are few.
+      packetsPerHandoff: packets / count,
+      mutexesKept: waiting.filter(Boolean).length,
+    };
+  } finally {
+    await Promise.all([holder, ...clients].map((client) => client.close()));
+  }
+}
+
+const [, , probeConnect, probeRoot, probeCount, mode, sessionsArg] = process.argv;
+console.log(JSON.stringify(mode === 'one-lock' ? await oneLock(probeConnect!, probeRoot!, Number(probeCount), Number(sessionsArg)) : await main()));

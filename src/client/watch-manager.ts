@@ -60,7 +60,7 @@ const KINDS = ['data', 'exist', 'child'] as const;
  * addWatch replaces its registration on a 3.8 server (and sits beside it on 3.9+).
  */
 export class WatchManager {
-  private readonly oneShot: Record<WatchKind, Map<string, Set<Watcher>>> = {
+  private readonly oneShot: Record<WatchKind, Map<string, Watchers>> = {
     data: new Map(),
     exist: new Map(),
     child: new Map(),
@@ -101,7 +101,7 @@ export class WatchManager {
       // An addWatch it relied on was sent before it, so it was answered before it, unless it failed:
       // then the server may have had no watch on the path when it read this request.
       if (request.relyingOn.length === 0 || request.relyingOn.some((watch) => this.answered.has(watch))) {
-        addTo(this.oneShot[kind], path, request.watcher);
+        addWatcher(this.oneShot[kind], path, request.watcher);
         this.owed[watchClass].delete(path);
         return false;
       }
@@ -127,15 +127,16 @@ export class WatchManager {
     const told = new Map<Watcher, Set<WatchClass>>();
     for (const kind of KINDS) {
       const watchClass = classOf(kind);
-      const set = this.oneShot[kind].get(path);
-      if (!set || !classes.includes(watchClass)) continue;
-      const taken = watcher === undefined ? [...set] : set.has(watcher) ? [watcher] : [];
+      const all = watchersIn(this.oneShot[kind].get(path));
+      if (all.length === 0 || !classes.includes(watchClass)) continue;
+      const taken = watcher === undefined ? all : all.includes(watcher) ? [watcher] : [];
       for (const w of taken) {
-        set.delete(w);
         addTo(told, w, watchClass);
         touched.add(watchClass);
       }
-      if (set.size === 0) this.oneShot[kind].delete(path);
+      const left = all.filter((w) => !taken.includes(w));
+      if (left.length === 0) this.oneShot[kind].delete(path);
+      else this.oneShot[kind].set(path, left.length === 1 ? left[0]! : new Set(left));
     }
     for (const watchClass of classes) {
       for (const request of this.inFlight[watchClass].get(path) ?? []) {
@@ -217,9 +218,9 @@ export class WatchManager {
   dispatch(raw: WatcherEvent, event: WatchEvent): void {
     const { path } = event;
     const take = (kind: WatchKind, at: string): Watcher[] => {
-      const set = this.oneShot[kind].get(at);
+      const watchers = watchersIn(this.oneShot[kind].get(at));
       this.oneShot[kind].delete(at);
-      return [...(set ?? [])];
+      return watchers;
     };
     if (raw.type === EventType.NodeChildrenChanged) {
       callOnce(take('child', path), event);
@@ -247,8 +248,8 @@ export class WatchManager {
   endAll(type: Extract<WatchEventType, 'expired' | 'closed'>): void {
     const fired = new Set<Watcher>();
     for (const kind of KINDS) {
-      for (const [path, set] of this.oneShot[kind]) {
-        for (const watcher of set) {
+      for (const [path, watchers] of this.oneShot[kind]) {
+        for (const watcher of watchersIn(watchers)) {
           if (fired.has(watcher)) continue;
           fired.add(watcher);
           callListener(watcher, [{ type, path }]);
@@ -297,6 +298,25 @@ export class WatchManager {
 /** Calls each watcher once, however many of the taken registrations were its own. */
 function callOnce(watchers: readonly Watcher[], event: WatchEvent): void {
   for (const watcher of new Set(watchers)) callListener(watcher, [event]);
+}
+
+/**
+ * The one-shot watchers of a path: the watcher itself while there is one, as there mostly is (a
+ * lock's waiter or lease watching its node), a Set for more. A Set per watched path cost about
+ * 150 bytes of heap for each of a process's thousands of waiters and leases.
+ */
+type Watchers = Watcher | Set<Watcher>;
+
+function watchersIn(watchers: Watchers | undefined): Watcher[] {
+  if (watchers === undefined) return [];
+  return typeof watchers === 'function' ? [watchers] : [...watchers];
+}
+
+function addWatcher(map: Map<string, Watchers>, path: string, watcher: Watcher): void {
+  const there = map.get(path);
+  if (there === undefined) map.set(path, watcher);
+  else if (typeof there !== 'function') there.add(watcher);
+  else if (there !== watcher) map.set(path, new Set([there, watcher]));
 }
 
 function addTo<K, T>(map: Map<K, Set<T>>, key: K, value: T): void {

@@ -2,15 +2,14 @@ import type { Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
 import { abandon, giveUpNode } from './abandon.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
-import { blockers, contenderPrefix, sortContenders } from './contender-name.js';
+import { contenderPrefix, sortContenders } from './contender-name.js';
 import type { Deadline } from './deadline.js';
 import type { AcquireMessage } from './diagnostics.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { LockError } from './lock-error.js';
-import { writtenByZklock } from './owner-data.js';
 import { Lookahead } from './queue-lookahead.js';
-import type { QueueWait } from './queue-watch.js';
-import { LIST_INSTEAD_OF_READ, SessionLost, presentBlockers, untilAnswered, waitUntilGone } from './queue-watch.js';
+import type { Blockers, QueueWait } from './queue-watch.js';
+import { LIST_INSTEAD_OF_READ, SessionLost, keptBlockers, presentBlockers, untilAnswered, waitUntilGone } from './queue-watch.js';
 import { awaitSession, ensureLockPath, sessionForCreate } from './reconnect.js';
 import type { ReleasedContender } from './sequence-proof.js';
 import { provenSole } from './sequence-proof.js';
@@ -81,14 +80,13 @@ export class NotAcquired extends Error {}
  * not connected, or past a brief bound, it goes in the background); when the session expires while
  * waiting we queue again at the back with the new session while the deadline allows.
  */
-export async function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
-  try {
-    return await joinQueue(o);
-  } catch (error) {
-    // Requests bounded by the deadline reject with the client's ABORTED when it passes, wherever
-    // they were: every lock rejects with the deadline's own LockError (LOCK_TIMEOUT or ABORTED).
+export function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
+  // Requests bounded by the deadline reject with the client's ABORTED when it passes, wherever
+  // they were: every lock rejects with the deadline's own LockError (LOCK_TIMEOUT or ABORTED).
+  // Not an async function: one suspended frame fewer kept by every waiter.
+  return joinQueue(o).catch((error: unknown) => {
     throw o.deadline.failure(error);
-  }
+  });
 }
 
 async function joinQueue(o: QueueOptions): Promise<HeldNode> {
@@ -293,39 +291,36 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
     // Our own last hold, and nobody queued since (provenSole): clean when its holder let it go, not when a hold limit forced it.
     return { recordOver: overOf(node.before), handoff: o.lockDelay ? { kind: o.previous?.forced ? 'unclean' : 'clean', seenAt: performance.now() } : undefined };
   }
-  const queue = sortContenders(node.children);
-  const self = queue.find((c) => c.name === node.name);
-  // Listed after our create in the same session, so someone deleted it in between (an operator, a forced release): queue again.
-  if (!self) throw new NodeLost();
-  // The first listing's: a queue joined again after a session loss does not replace it (see diagnostics.ts).
-  if (o.trace) o.trace.queuePosition ??= queue.indexOf(self);
+  let ahead = firstBlockers(o, node);
   const owner = node.stat.ephemeralOwner;
-  let ahead = blockers(queue, self);
-  if (ahead.length > 0 && o.wait === false) {
+  if (ahead.near.length > 0 && o.wait === false) {
     // Anyone ahead of a writer holds or waits. A reader shares with writers that downgraded: look.
     if (o.kind === 'exclusive') throw new NotAcquired();
-    ahead = await untilAnswered(o, owner, () => presentBlockers(o, ahead));
-    if (ahead.length > 0) throw new NotAcquired();
+    const candidates = ahead;
+    ahead = await untilAnswered(o, owner, () => presentBlockers(o, candidates));
+    if (ahead.near.length > 0) throw new NotAcquired();
   }
-  if (ahead.length === 0 && o.lockDelay) {
+  if (ahead.near.length === 0 && o.lockDelay) {
     return { recordOver: overOf(node.before), handoff: { kind: joinedHandoff(node.before, node.listed, node.seq, o.lockDelay), seenAt: performance.now() } };
   }
+  // What only a contender holding at once judges its join by: not kept while it waits.
+  node.before = node.listed = undefined;
   let recordOver: number | null = null;
   /** The blocker whose deletion let us in, when we saw it go, and the lock path as read after that. */
-  let last: { gone: Contender; data: Buffer | undefined; seenAt: number; read?: RecordRead } | undefined;
-  const ours = ahead.length > 0 ? watchOwnNode(o.client, node.path) : undefined;
+  let last: { gone: Contender; byZklock: boolean | undefined; seenAt: number; read?: RecordRead } | undefined;
+  const ours = ahead.near.length > 0 ? watchOwnNode(o.client, node.path) : undefined;
   let lookahead: Lookahead | undefined;
   try {
-    while (ahead.length > 0) {
-      const gone = ahead[0]!;
-      lookahead = followsRest(o.kind, ahead) ? new Lookahead(o, ahead.slice(1), owner) : undefined;
-      const data = await waitUntilGone(o, gone, owner);
+    while (ahead.near.length > 0) {
+      const gone = ahead.near[0]!;
+      lookahead = followsRest(o.kind, ahead) ? new Lookahead(o, ahead.near.slice(1), owner) : undefined;
+      const byZklock = await waitUntilGone(o, gone, owner);
       // Only a lockDelay judges the handoff: no clock read or record of it otherwise.
-      if (o.lockDelay) last = { gone, data, seenAt: performance.now() };
+      if (o.lockDelay) last = { gone, byZklock, seenAt: performance.now() };
       if (ours?.deleted) throw new NodeLost();
       if (await lookahead?.clear()) break;
       lookahead?.stop();
-      const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, data), ahead.slice(1), owner);
+      const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, byZklock), { near: ahead.near.slice(1), more: ahead.more }, owner);
       ahead = check.blocking;
       if (check.record) {
         recordOver = check.record.over;
@@ -334,13 +329,13 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
     }
     if (o.lockDelay && last) {
       // Read after the deletion of the blocker that let us in, unless the check did: a record naming it proves a clean handoff (see release-record.ts).
-      const { gone, data } = last;
+      const { gone, byZklock } = last;
       const read = (last.read ??= await untilAnswered(o, owner, () => readRecord(o, gone.name)));
       // Clean only by a marked record (see lock-delay.ts). Unclean only when records are left here
       // and the one that let us in was zklock's: a node gone before we read it could be anyone's.
       const kind = read.namesGone
         ? (read.kept ?? -1) >= o.lockDelay ? 'clean' : 'unknown'
-        : read.over !== null && data !== undefined && writtenByZklock(data) ? 'unclean' : 'unknown';
+        : read.over !== null && byZklock === true ? 'unclean' : 'unknown';
       return afterWait(o, node, ours, { recordOver: read.over, handoff: { kind, seenAt: last.seenAt } });
     }
     return afterWait(o, node, ours, { recordOver: o.kind === 'exclusive' ? recordOver : null });
@@ -379,8 +374,23 @@ function overOf(before: ParentRead | undefined): number | null | undefined {
  * node fewer than would need a listing), reads the lock path in doing so and records its own
  * release for those behind it.
  */
-function followsRest(kind: ContenderKind, ahead: readonly Contender[]): boolean {
-  return kind === 'exclusive' && ahead.length > 1 && ahead.length - 1 < LIST_INSTEAD_OF_READ;
+function followsRest(kind: ContenderKind, ahead: Blockers): boolean {
+  return kind === 'exclusive' && !ahead.more && ahead.near.length > 1 && ahead.near.length - 1 < LIST_INSTEAD_OF_READ;
+}
+
+/**
+ * Our blockers in the listing that followed our create, the nearest few kept (see Blockers): the
+ * listing itself goes, so that a waiter's heap does not grow with its place in the queue.
+ */
+function firstBlockers(o: QueueOptions, node: Created): Blockers {
+  const queue = sortContenders(node.children!);
+  node.children = null;
+  const self = queue.find((c) => c.name === node.name);
+  // Listed after our create in the same session, so someone deleted it in between (an operator, a forced release): queue again.
+  if (!self) throw new NodeLost();
+  // The first listing's: a queue joined again after a session loss does not replace it (see diagnostics.ts).
+  if (o.trace) o.trace.queuePosition ??= queue.indexOf(self);
+  return keptBlockers(queue, self);
 }
 
 /**
@@ -392,57 +402,64 @@ function followsRest(kind: ContenderKind, ahead: readonly Contender[]): boolean 
  * release fires it); `ignore` makes it harmless.
  */
 function watchOwnNode(client: ZooKeeperClient, path: string, onEnd?: () => void): OwnNode {
-  let ended: OwnNode['ended'];
-  let ignored = false;
-  /** The server answered that the watch is set, and it has not fired since. */
-  let armed = false;
-  /** Who hears the watch's event once the lease's monitor took it over. */
-  let adopter: ((event: WatchEvent) => void) | undefined;
-  const end = (why: OwnNode['ended']): void => {
-    if (ignored || ended || !why) return;
-    ended = why;
-    onEnd?.();
-  };
-  const watch = (event: WatchEvent): void => {
-    armed = false;
-    if (adopter) adopter(event);
-    else end(event.type === 'deleted' || event.type === 'expired' || event.type === 'closed' ? event.type : undefined);
-  };
-  client.exists(path, { watch }).then(
-    (stat) => {
-      if (stat === null) end('deleted');
-      // Unless it already fired (its event comes before the reply of any later request, not of this one).
-      else if (!ended) armed = true;
-    },
-    // Not watched across a lost connection: an admin deleting a waiting node then is caught by the lease monitor.
-    () => undefined,
-  );
-  return {
-    adopt: (watcher) => {
-      if (!armed) return false;
-      adopter = watcher;
-      return true;
-    },
-    get deleted() {
-      return ended === 'deleted';
-    },
-    get ended() {
-      return ended;
-    },
-    ignore: () => (ignored = true),
-  };
+  return new OwnNode(client, path, onEnd);
 }
 
-interface OwnNode extends NodeWatch {
-  readonly deleted: boolean;
+/** A class, not an object literal with getters and closures: one is kept by every waiter, and its bytes count (see the memory bench). */
+class OwnNode implements NodeWatch {
   /** What ended the watch on our node: its deletion, our session's expiry or the client's close. */
-  readonly ended: 'deleted' | 'expired' | 'closed' | undefined;
-  ignore(): void;
+  ended: 'deleted' | 'expired' | 'closed' | undefined;
+  private ignored = false;
+  /** The server answered that the watch is set, and it has not fired since. */
+  private armed = false;
+  /** Who hears the watch's event once the lease's monitor took it over. */
+  private adopter: ((event: WatchEvent) => void) | undefined;
+
+  constructor(
+    client: ZooKeeperClient,
+    path: string,
+    private readonly onEnd: (() => void) | undefined,
+  ) {
+    const watch = (event: WatchEvent): void => {
+      this.armed = false;
+      if (this.adopter) this.adopter(event);
+      else this.end(event.type === 'deleted' || event.type === 'expired' || event.type === 'closed' ? event.type : undefined);
+    };
+    client.exists(path, { watch }).then(
+      (stat) => {
+        if (stat === null) this.end('deleted');
+        // Unless it already fired (its event comes before the reply of any later request, not of this one).
+        else if (!this.ended) this.armed = true;
+      },
+      // Not watched across a lost connection: an admin deleting a waiting node then is caught by the lease monitor.
+      () => undefined,
+    );
+  }
+
+  private end(why: OwnNode['ended']): void {
+    if (this.ignored || this.ended || !why) return;
+    this.ended = why;
+    this.onEnd?.();
+  }
+
+  adopt(watcher: (event: WatchEvent) => void): boolean {
+    if (!this.armed) return false;
+    this.adopter = watcher;
+    return true;
+  }
+
+  get deleted(): boolean {
+    return this.ended === 'deleted';
+  }
+
+  ignore(): void {
+    this.ignored = true;
+  }
 }
 
 interface Check {
   /** The candidates that still block us, nearest first. */
-  blocking: Contender[];
+  blocking: Blockers;
   /** Set when the lock path was read after `gone` went. */
   record?: RecordRead;
 }
@@ -457,8 +474,8 @@ interface Check {
  * records keep missing on this lock, pipelined right behind the record read, so that a miss costs
  * no extra round trip (one session's replies come in order: the record's answers first).
  */
-async function stillBlocking(o: QueueOptions, gone: string, lookForRecord: boolean, candidates: Contender[], owner: bigint): Promise<Check> {
-  if (candidates.length === 0) return { blocking: [] };
+async function stillBlocking(o: QueueOptions, gone: string, lookForRecord: boolean, candidates: Blockers, owner: bigint): Promise<Check> {
+  if (candidates.near.length === 0 && !candidates.more) return { blocking: candidates };
   let record: RecordRead | undefined;
   return untilAnswered(o, owner, async () => {
     const reading = lookForRecord && !record ? readRecord(o, gone) : undefined;
@@ -467,15 +484,15 @@ async function stillBlocking(o: QueueOptions, gone: string, lookForRecord: boole
     plain?.catch(() => undefined);
     if (reading) {
       record = await reading;
-      if (record.namesGone) return { blocking: [], record };
+      if (record.namesGone) return { blocking: { near: [] }, record };
     }
     return { blocking: await (plain ?? presentBlockers(o, candidates)), record };
   });
 }
 
 /** Only a zklock holder of the exclusive lock leaves a release record (no data: it went before we read it). */
-function mayHaveRecorded(gone: Contender, data: Buffer | undefined): boolean {
-  return gone.kind === 'exclusive' && (data === undefined || writtenByZklock(data));
+function mayHaveRecorded(gone: Contender, byZklock: boolean | undefined): boolean {
+  return gone.kind === 'exclusive' && byZklock !== false;
 }
 
 interface RecordRead {

@@ -57,9 +57,9 @@ export class Lookahead {
       let left = rest;
       while (left.length > 0 && !stop.aborted) {
         await waitUntilGone(o, left[0]!, owner, stop);
-        const checking = presentBlockers(o, left.slice(1));
+        const checking = presentBlockers(o, { near: left.slice(1) });
         this.checking = checking.catch(() => undefined);
-        left = await checking;
+        left = (await checking).near;
         this.checking = undefined;
       }
       this.known = left.length === 0;

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { Lease } from '../../src/index.js';
+import { Mutex } from '../../src/index.js';
+import { KEPT_AHEAD } from '../../src/recipes/queue-watch.js';
+import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { eventually } from '../support/wait.js';
+import { dataWatchesOf } from './lock-factories.js';
+import { RecipeFixture, isLockError, track, within } from './fixtures.js';
+
+/** The heap as the memory bench counts it (bench/heap.ts): used heap plus ArrayBuffers, after full collections. */
+function heapAfterGc(): number {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  gc();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
+}
+
+/** The server's `Total watches` (wchs). */
+async function totalWatches(zk: RecipeFixture): Promise<number> {
+  const match = /Total watches:\s*(\d+)/.exec(await zk.server.fourLetterWord('wchs'));
+  assert.ok(match, 'wchs gave a watch count');
+  return Number(match[1]);
+}
+
+describe('long queues', () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('a waiter with more blockers than it keeps waits for every one of them, however they leave: out of order, none of them releasing', async () => {
+    const path = '/long/out-of-order';
+    const [holder, others, subject] = await Promise.all([zk.client(), zk.client(), zk.client()]);
+    const lease = await new Mutex(holder, path).acquire();
+    // More waiters ahead than a waiter keeps (KEPT_AHEAD, queue-watch.ts): the subject keeps only its nearest.
+    const controllers = Array.from({ length: 24 }, () => new AbortController());
+    const waiters = controllers.map((controller) => new Mutex(others, path).acquire({ signal: controller.signal }));
+    for (const waiter of waiters) waiter.catch(() => undefined);
+    await eventually(async () => (await zk.children(path)).length === 25, ROUND_TRIPS_MS, 'every waiter queued');
+    const acquired = track(new Mutex(subject, path).acquire());
+    await eventually(async () => (await zk.children(path)).length === 26, ROUND_TRIPS_MS, 'the subject queued');
+    // The nearest first, then the others from the front and the back by turns: the subject's
+    // checks meet gaps it did not keep, and none of these nodes leaves a release record.
+    const order = [23, 0, 22, 1, 21, 2, 20, 3, 19, 4, 18, 5, 17, 6, 16, 7, 15, 8, 14, 9, 13, 10, 12, 11];
+    for (const i of order) {
+      controllers[i]!.abort();
+      await assert.rejects(waiters[i]!, isLockError('ABORTED'));
+    }
+    const holderNode = lease.node;
+    // The subject now watches the holder's node, and only that is ahead of it.
+    await eventually(async () => (await dataWatchesOf(zk.server, subject.sessionId)).includes(holderNode), ROUND_TRIPS_MS, 'the subject watching the holder');
+    assert.equal(acquired.settled, false, 'no lease while the holder holds');
+    await lease.release();
+    const got: Lease = await within(acquired.promise, ROUND_TRIPS_MS, 'the subject acquiring after the release');
+    assert.deepEqual(await zk.children(path), [got.node.slice(path.length + 1)], 'only the subject is left, holding');
+    await got.release();
+  });
+
+  it('one process waiting with 1,000 acquires on one lock keeps a heap per waiter independent of its place in the queue', async () => {
+    const path = '/long/heap';
+    const count = 1000;
+    const sessions = 10;
+    const holder = await zk.client();
+    const clients = await Promise.all(Array.from({ length: sessions }, () => zk.client()));
+    const lease = await new Mutex(holder, path).acquire();
+    const watchesBefore = await totalWatches(zk);
+    const acquires: Promise<Lease>[] = [];
+    const before = heapAfterGc();
+    for (let i = 0; i < count; i++) acquires.push(new Mutex(clients[i % sessions]!, path).acquire());
+    for (const acquire of acquires) acquire.catch(() => undefined);
+    // Queued: each waiter watches its nearest blocker and its own node. The server counts a path
+    // once per session, and the few near the front that follow the rest of the queue
+    // (queue-lookahead.ts) may watch what a neighbour of their session watches.
+    await eventually(async () => (await totalWatches(zk)) - watchesBefore >= 2 * (count - KEPT_AHEAD), 3 * ROUND_TRIPS_MS, 'every waiter watching');
+    const perWaiter = (heapAfterGc() - before) / count;
+    // Each waiter used to keep the listing of the whole queue as it joined: about 100 KB each at
+    // this length (O(n) per waiter, O(n²) in all). Kept: its nearest blocker, a few for those near the front.
+    assert.ok(perWaiter < 20_000, `heap per waiter ${Math.round(perWaiter)} B, expected < 20,000`);
+    await lease.release();
+    // Each released as it comes: the queue's order is the creates', not the calls'.
+    await within(Promise.all(acquires.map(async (acquire) => (await acquire).release())), 6 * ROUND_TRIPS_MS, 'every waiter in turn');
+    await zk.assertNoNodes(path);
+  });
+});
