@@ -87,9 +87,11 @@ async function drainQueue(
       await held.release();
     }),
   );
-  // Awaited below; until then a waiter's early failure must not be an unhandled rejection.
-  drained.catch(() => undefined);
-  const { watches: queuedWatches, settledAt } = await waitForQueue(bench, observer, path, waiters, joinStart + boundMs);
+  // Awaited below; until then a waiter's early failure must not be an unhandled rejection, and
+  // ends the wait for the queue, which without that waiter never forms.
+  const failed: { error?: unknown } = {};
+  drained.catch((error: unknown) => (failed.error = error));
+  const { watches: queuedWatches, settledAt } = await waitForQueue(bench, observer, path, waiters, joinStart + boundMs, failed);
   const memoryQueued = memory?.();
   const added = memoryBefore && memoryQueued ? { heapBytes: memoryQueued.heapBytes - memoryBefore.heapBytes, rssBytes: memoryQueued.rssBytes - memoryBefore.rssBytes } : {};
   if (wakes) wakes.count = 0;
@@ -109,13 +111,14 @@ async function drainQueue(
  * holds at least one per waiter and has not moved for 500 ms, and the lock's children (listed by
  * a session of the bench's own, whatever library the waiters use) are the holder and every
  * waiter; or throws at `until` (a drain started with watches still being set would count their
- * requests). `settledAt` is when the count it kept was first seen: the last watch set, that is
- * the queue formed.
+ * requests), or with a waiter's failure once `failed` has one. `settledAt` is when the count it
+ * kept was first seen: the last watch set, that is the queue formed.
  */
-async function waitForQueue(bench: ServerProbe, observer: ZooKeeperClient, path: string, waiters: number, until: number): Promise<{ watches: number; settledAt: number }> {
+async function waitForQueue(bench: ServerProbe, observer: ZooKeeperClient, path: string, waiters: number, until: number, failed: { error?: unknown }): Promise<{ watches: number; settledAt: number }> {
   let watches = -1;
   let settledAt = performance.now();
   for (;;) {
+    if ('error' in failed) throw failed.error;
     const now = performance.now();
     const count = totalWatches(await bench.fourLetterWord('wchs'));
     if (count === undefined) throw new Error('wchs gave no watch count');

@@ -27,7 +27,27 @@ const spec = JSON.parse(process.argv[2] ?? '') as LongQueueProbeSpec;
 const port = Number(spec.connectString.split(':').at(-1));
 // The benchmark's environment names the server's pid (run.ts), for its CPU time beside each mntr.
 const pid = process.env[SERVER_PID_ENV];
-const server = { connectString: spec.connectString, fourLetterWord: (word: string) => fourLetterWord(port, word), serverPid: pid === undefined ? undefined : Number(pid) };
+/**
+ * A four-letter word's bound here, as kazoo_bench.py's socket timeout: a server serving a queue
+ * of 10,000 that lists it on every join (and this process's own collector, near its heap limit)
+ * can hold an answer past the harness's 2 s, which would end the run with the measurement's
+ * failure instead of the client's.
+ */
+const FOUR_LETTER_WORD_TIMEOUT_MS = 10_000;
+const server = {
+  connectString: spec.connectString,
+  fourLetterWord: (word: string) => fourLetterWord(port, word, { timeoutMs: FOUR_LETTER_WORD_TIMEOUT_MS }),
+  serverPid: pid === undefined ? undefined : Number(pid),
+};
 const memory = (): { heapBytes: number; rssBytes: number } => ({ heapBytes: heapAfterGc(), rssBytes: process.memoryUsage.rss() });
-const run = await herd(server, spec.root, spec.sessions, spec.waitersPerSession, zklockSession, { memory, boundMs: spec.boundMs });
-console.log(JSON.stringify(run));
+try {
+  const run = await herd(server, spec.root, spec.sessions, spec.waitersPerSession, zklockSession, { memory, boundMs: spec.boundMs });
+  console.log(JSON.stringify(run));
+} catch (error) {
+  // As the last line of stderr, which is what the failed cell's note shows (Node's own report of
+  // an uncaught error ends with the error's fields and its version line instead). Exits at once:
+  // waiters of a queue that failed may still hold timers.
+  const code = (error as { code?: unknown }).code;
+  console.error(`long-queue-probe failed: ${error instanceof Error ? error.message : String(error)}${typeof code === 'string' ? ` (${code})` : ''}`);
+  process.exit(1);
+}

@@ -267,7 +267,7 @@ public final class CuratorBench {
                 mutex.release();
             }));
         }
-        long[] formed = queueFormed(spec, holder, path, waiters, joinStart + TimeUnit.SECONDS.toNanos(boundS));
+        long[] formed = queueFormed(spec, holder, path, waiters, joinStart + TimeUnit.SECONDS.toNanos(boundS), failures);
         Map<String, Number> figures = new HashMap<>(Map.of("queued_watches", formed[0], "join_ms", (formed[1] - joinStart) / 1e6));
         if (memory) {
             figures.put("heap_bytes", usedHeapAfterGc() - heapBefore);
@@ -291,14 +291,18 @@ public final class CuratorBench {
      * Each waiter sets its watch just after its node shows in the queue: polls the server's count
      * every 20 ms until it holds one per waiter and has not moved for 500 ms, and the lock's
      * children are the holder and every waiter (bench/herd.ts waits the same way), or throws at
-     * `until` (System.nanoTime). Returns the count and when it was first seen: the last watch set,
-     * that is the queue formed.
+     * `until` (System.nanoTime), or with the first of the waiters' `failures` (a queue that lost a
+     * waiter never forms). Returns the count and when it was first seen: the last watch set, that
+     * is the queue formed.
      */
-    private static long[] queueFormed(Map<String, String> spec, CuratorFramework observer, String path, int waiters, long until) throws Exception {
+    private static long[] queueFormed(Map<String, String> spec, CuratorFramework observer, String path, int waiters, long until, List<Exception> failures) throws Exception {
         Pattern total = Pattern.compile("Total watches:\\s*(\\d+)");
         long watches = -1;
         long settledAt = System.nanoTime();
         for (;;) {
+            synchronized (failures) {
+                if (!failures.isEmpty()) throw failures.get(0);
+            }
             long now = System.nanoTime();
             Matcher found = total.matcher(fourLetterWord(spec, "wchs"));
             long count = found.find() ? Long.parseLong(found.group(1)) : 0;

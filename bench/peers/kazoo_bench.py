@@ -334,7 +334,7 @@ def drain(hosts, clients, path, waiters, bound_s, memory):
     threads = [threading.Thread(target=waiter, args=(w,), daemon=True) for w in range(waiters)]
     for t in threads:
         t.start()
-    watching, settled_at = queue_formed(hosts, holder, path, waiters, join_start + bound_s)
+    watching, settled_at = queue_formed(hosts, holder, path, waiters, join_start + bound_s, failures)
     figures = {"queued_watches": watching, "join_ms": (settled_at - join_start) * 1000.0}
     if memory:
         figures["rss_bytes"] = figures["heap_bytes"] = resident_bytes() - rss_before
@@ -350,14 +350,17 @@ def drain(hosts, clients, path, waiters, bound_s, memory):
     return dict(figures, ops=waiters, wall_ms=wall_ms, cpu_us=cpu_us, events=events, mntr_before=before, mntr_after=mntr(hosts))
 
 
-def queue_formed(hosts, observer, path, waiters, until):
+def queue_formed(hosts, observer, path, waiters, until, failures):
     """Each waiter sets its watch just after its node shows in the queue: polls the server's count
     every 20 ms until it holds one per waiter and has not moved for 500 ms, and the lock's children
     are the holder and every waiter (bench/herd.ts waits the same way), or raises at `until`
-    (time.perf_counter). Returns the count and when it was first seen: the last watch set, that is
-    the queue formed."""
+    (time.perf_counter), or with the first of the waiters' `failures` (a queue that lost a waiter
+    never forms). Returns the count and when it was first seen: the last watch set, that is the
+    queue formed."""
     watches, settled_at = -1, time.perf_counter()
     while True:
+        if failures:
+            raise failures[0]
         now = time.perf_counter()
         match = re.search(r"Total watches:\s*(\d+)", four_letter_word(hosts, b"wchs"))
         count = int(match.group(1)) if match else 0
