@@ -122,7 +122,7 @@ function sizeRows(waiters: number, label: string, outcomes: ReadonlyMap<Peer, Pe
   const added = [...outcomes].flatMap(([peer, outcome]) =>
     typeof outcome === 'string' || outcome.heapBytes === undefined ? [] : [`${peer} ${megabytes(outcome.heapBytes)} (resident set ${megabytes(outcome.rssBytes)})`],
   );
-  heap.note = `long queue, ${label}: memory the queued waiters added: ${added.join(', ')}`;
+  if (added.length > 0) heap.note = `long queue, ${label}: memory the queued waiters added: ${added.join(', ')}`;
 
   return [
     join,
