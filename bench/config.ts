@@ -40,6 +40,11 @@ export interface BenchConfig {
   readonly backlogRequests: number;
   /** Mutex paths one client holds at once, then waits on at once, in the heap-per-lease and heap-per-waiter rows. */
   readonly memoryLocks: number;
+  /**
+   * The long-queue rows: `waiters` (each size a multiple of `sessions`) queue on one lock from
+   * `sessions` sessions of one process, one size per row and process (long-queue.ts).
+   */
+  readonly longQueue: { readonly sessions: number; readonly waiters: readonly number[] };
   /** Run the kazoo side (needs /usr/bin/python3 with python3-kazoo). */
   readonly kazoo: boolean;
   /** Run the Curator side in the lock rows (needs a JDK and libcurator-recipes-java). */
@@ -49,7 +54,7 @@ export interface BenchConfig {
    * production; false (`--no-fsync`) is the harness's test setting, which skips it.
    */
   readonly fsync: boolean;
-  /** Scenario groups to run (`client`, `lock`, `overload`, `memory`, `profile`, `tracing`); all when empty. */
+  /** Scenario groups to run (`client`, `lock`, `overload`, `memory`, `longqueue`, `profile`, `tracing`); all when empty. */
   readonly only: ReadonlySet<string>;
   /** A directory holding another build of zklock (its dist/), which the tracing group measures beside this one. */
   readonly baseline?: string | undefined;
@@ -68,6 +73,7 @@ const QUICK = {
   overloadRequests: 200_000,
   backlogRequests: 100_000,
   memoryLocks: 1_000,
+  longQueue: { sessions: 10, waiters: [10, 100] },
   herds: [
     { sessions: 1, waitersPerSession: 10 },
     { sessions: 10, waitersPerSession: 20 },
@@ -87,20 +93,22 @@ const FULL = {
   overloadRequests: 1_000_000,
   backlogRequests: 300_000,
   memoryLocks: 10_000,
+  longQueue: { sessions: 100, waiters: [100, 1_000, 10_000] },
   herds: [
     { sessions: 1, waitersPerSession: 10 },
     { sessions: 50, waitersPerSession: 20 },
   ],
 } as const;
 
-const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload', 'memory', 'profile', 'tracing']);
+const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload', 'memory', 'longqueue', 'profile', 'tracing']);
 
-const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload|memory|profile|tracing] [--baseline DIR]
+const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload|memory|longqueue|profile|tracing] [--long-queue N,…] [--baseline DIR]
   --quick      short run (about a minute), to check that everything works
   --no-kazoo   skip the Python peer
   --no-curator skip the Java peer (Apache Curator 5.4)
   --no-fsync   the server skips fsync (forceSync=no, data in the temp dir): the test setting
-  --only G     run only scenario group G (client, lock, overload, memory, profile or tracing); repeatable
+  --only G     run only scenario group G (client, lock, overload, memory, longqueue, profile or tracing); repeatable
+  --long-queue N,…  the long-queue rows' sizes (waiters on the lock, each a multiple of the sessions: 100, 10 with --quick)
   --baseline D the tracing group also runs the build of zklock in D (D/dist/index.js), e.g. the commit before a change`;
 
 export function parseArgs(argv: readonly string[]): BenchConfig {
@@ -110,6 +118,7 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
   let fsync = true;
   const only = new Set<string>();
   let baseline: string | undefined;
+  let longQueueWaiters: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
@@ -118,10 +127,23 @@ export function parseArgs(argv: readonly string[]): BenchConfig {
     else if (arg === '--no-fsync') fsync = false;
     else if (arg === '--only' && GROUPS.has(argv[i + 1] ?? '')) only.add(argv[++i]!);
     else if (arg === '--baseline' && argv[i + 1]) baseline = argv[++i];
+    else if (arg === '--long-queue' && argv[i + 1]) longQueueWaiters = argv[++i];
     else {
       console.error(USAGE);
       process.exit(arg === '--help' || arg === '-h' ? 0 : 2);
     }
   }
-  return { ...(quick ? QUICK : FULL), pipelineDepth: 1_000, sessions: 8, semaphoreSessions: 16, semaphoreLeases: 4, semaphoreHoldMs: 10, readRatio: 0.8, kazoo, curator, fsync, only, baseline };
+  const mode = quick ? QUICK : FULL;
+  const waiters = longQueueWaiters === undefined ? mode.longQueue.waiters : queueSizes(longQueueWaiters, mode.longQueue.sessions);
+  if (waiters === undefined) {
+    console.error(`--long-queue takes sizes that are multiples of ${mode.longQueue.sessions}, comma-separated\n${USAGE}`);
+    process.exit(2);
+  }
+  return { ...mode, longQueue: { sessions: mode.longQueue.sessions, waiters }, pipelineDepth: 1_000, sessions: 8, semaphoreSessions: 16, semaphoreLeases: 4, semaphoreHoldMs: 10, readRatio: 0.8, kazoo, curator, fsync, only, baseline };
+}
+
+/** `--long-queue`'s sizes, e.g. `100,1000`: positive whole multiples of `sessions` (each session queues as many); undefined when not. */
+export function queueSizes(text: string, sessions: number): number[] | undefined {
+  const sizes = text.split(',').map((size) => Number(size.replaceAll('_', '')));
+  return sizes.every((size) => Number.isSafeInteger(size) && size > 0 && size % sessions === 0) ? sizes : undefined;
 }

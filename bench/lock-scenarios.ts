@@ -266,7 +266,7 @@ async function herds(bench: Bench): Promise<Row[]> {
         const count = (message: unknown): void => void ((message as WatchMessage).path.startsWith(`${root}/`) && wakes.count++);
         watchChannel.subscribe(count);
         try {
-          return await herd(bench, root, sessions, waitersPerSession, zklockSession, wakes);
+          return await herd(bench, root, sessions, waitersPerSession, zklockSession, { wakes });
         } finally {
           watchChannel.unsubscribe(count);
         }

@@ -19,6 +19,8 @@ export interface Sample {
   /** Smallest and largest over the rounds, when `value` is their median. */
   range?: { min: number; max: number };
   detail?: Record<string, unknown>;
+  /** Why this library's run of the row failed (`value` is then NaN): its cell says so, the notes say why. */
+  failed?: string;
 }
 
 /** A throughput sample (ops/s) with the client CPU per operation. */
@@ -65,6 +67,7 @@ function formatNumber(value: number): string {
 
 function formatSample(sample: Sample | undefined, unit: string): string {
   if (!sample) return '—';
+  if (sample.failed !== undefined) return 'failed';
   const range = sample.range && sample.range.min !== sample.range.max ? ` [${formatNumber(sample.range.min)}–${formatNumber(sample.range.max)}]` : '';
   const value = `${formatNumber(sample.value)}${range} ${unit}`;
   return sample.cpuUsPerOp === undefined ? value : `${value} (${formatNumber(sample.cpuUsPerOp)} µs cpu)`;

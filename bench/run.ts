@@ -1,8 +1,8 @@
 /**
- * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload|memory|profile|tracing] [-- --baseline DIR]`:
+ * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload|memory|longqueue|profile|tracing] [-- --long-queue N,…] [-- --baseline DIR]`:
  * starts a standalone ZooKeeper server with the testing harness, runs the client and lock
- * scenarios for zklock, node-zookeeper-client, kazoo and (lock rows) Curator against it, and zklock's overload
- * and memory scenarios, prints a table and writes bench/results/.
+ * scenarios for zklock, node-zookeeper-client, kazoo and (lock rows) Curator against it, zklock's overload
+ * and memory scenarios, and the long queues of zklock, Curator and kazoo, prints a table and writes bench/results/.
  */
 import { mkdir, statfs } from 'node:fs/promises';
 import os from 'node:os';
@@ -16,6 +16,7 @@ import type { Bench } from './context.js';
 import type { BenchConfig } from './config.js';
 import { frameDecoderRows } from './frame-decoder.js';
 import { lockScenarios } from './lock-scenarios.js';
+import { longQueueScenarios } from './long-queue.js';
 import { leftOut } from './measure.js';
 import { memoryScenarios } from './memory.js';
 import { overloadScenarios } from './overload.js';
@@ -128,6 +129,10 @@ async function main(): Promise<void> {
   if (wants('memory')) {
     log('memory scenarios…');
     rows.push(...(await memoryScenarios(bench)));
+  }
+  if (wants('longqueue')) {
+    log('long queues…');
+    rows.push(...(await longQueueScenarios(bench)));
   }
 
   // A note several rows share (how they were measured) is printed once.

@@ -43,8 +43,11 @@ function serverCpuTicks(pid: number): number | undefined {
   }
 }
 
+/** What reading the server's counters takes: its four-letter words and its JVM's pid (a probe's process has these without the rest of a {@link Bench}). */
+export type ServerProbe = Pick<Bench, 'fourLetterWord' | 'serverPid'>;
+
 /** An `mntr` answer with the server's CPU ticks appended, as CuratorBench.java's and kazoo_bench.py's mntr() do. */
-export async function withServerCpu(bench: Bench): Promise<string> {
+export async function withServerCpu(bench: ServerProbe): Promise<string> {
   const mntr = await bench.fourLetterWord('mntr');
   const ticks = bench.serverPid === undefined ? undefined : serverCpuTicks(bench.serverPid);
   return ticks === undefined ? mntr : `${mntr}${CPU_TICKS}\t${ticks}\n`;
@@ -87,7 +90,7 @@ export function trafficBetween(before: string, after: string): ServerTraffic {
 }
 
 /** Runs `body` (nothing else talking to the server meanwhile) and adds the server's count of its traffic. */
-export async function withTraffic<T extends object>(bench: Bench, body: () => Promise<T>): Promise<T & { server: ServerTraffic }> {
+export async function withTraffic<T extends object>(bench: ServerProbe, body: () => Promise<T>): Promise<T & { server: ServerTraffic }> {
   const before = await withServerCpu(bench);
   const result = await body();
   return { ...result, server: trafficBetween(before, await withServerCpu(bench)) };

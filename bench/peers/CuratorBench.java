@@ -37,7 +37,9 @@ import org.apache.zookeeper.client.FourLetterWordMain;
  * InterProcessSemaphoreV2 of `leases` leases per lock path, and "max_holders" in the JSON: the
  * most sessions this program itself saw holding one semaphore at once (see HolderCount).
  * scenario=herd: a thousand waiters handed the lock down their queue (see herd()), with
- * "queued_watches" in the JSON: the server's watch count once they were all queued.
+ * "queued_watches" in the JSON: the server's watch count once they were all queued, and
+ * "join_ms", the time the queue took to form. scenario=longqueue: the same, with the memory the
+ * queued waiters add ("heap_bytes", "rss_bytes") and waits bounded by `bound_s`.
  */
 public final class CuratorBench {
     private static final int SESSION_TIMEOUT_MS = 30_000;
@@ -54,7 +56,7 @@ public final class CuratorBench {
         String result = switch (spec.get("scenario")) {
             case "mutex" -> mutex(spec);
             case "contend", "semaphore" -> contend(spec);
-            case "herd" -> herd(spec);
+            case "herd", "longqueue" -> herd(spec);
             default -> throw new IllegalArgumentException("unknown scenario " + spec.get("scenario"));
         };
         System.out.println(result);
@@ -93,11 +95,19 @@ public final class CuratorBench {
     }
 
     private static void acquire(InterProcessMutex lock) throws Exception {
-        if (!lock.acquire(ACQUIRE_TIMEOUT_S, TimeUnit.SECONDS)) throw notAcquired();
+        acquire(lock, ACQUIRE_TIMEOUT_S);
+    }
+
+    private static void acquire(InterProcessMutex lock, long timeoutS) throws Exception {
+        if (!lock.acquire(timeoutS, TimeUnit.SECONDS)) throw notAcquired(timeoutS);
     }
 
     private static IllegalStateException notAcquired() {
-        return new IllegalStateException("not acquired within " + ACQUIRE_TIMEOUT_S + " s");
+        return notAcquired(ACQUIRE_TIMEOUT_S);
+    }
+
+    private static IllegalStateException notAcquired(long timeoutS) {
+        return new IllegalStateException("not acquired within " + timeoutS + " s");
     }
 
     /** What one session contends for: an acquire returns what gives it back. */
@@ -205,37 +215,50 @@ public final class CuratorBench {
      * has settled, the holder releases and each waiter releases as soon as it holds, so the lock
      * goes down the queue (bench/herd.ts is the zklock twin). An untimed drain of `sessions` × 2
      * waiters on another path goes first, on the same sessions, so the JIT has compiled the
-     * paths. The mntr pair is read around the timed drain alone.
+     * paths. The mntr pair is read around the timed drain alone. scenario=longqueue is the same
+     * with "heap_bytes" and "rss_bytes" in the JSON (see drain()) and every wait bounded by
+     * `bound_s` instead of a minute.
      */
     private static String herd(Map<String, String> spec) throws Exception {
         int sessions = Integer.parseInt(spec.get("sessions"));
         int perSession = Integer.parseInt(spec.get("waiters_per_session"));
+        boolean longQueue = spec.get("scenario").equals("longqueue");
+        long boundS = longQueue ? Long.parseLong(spec.get("bound_s")) : ACQUIRE_TIMEOUT_S;
         List<CuratorFramework> clients = new ArrayList<>();
         try {
             for (int i = 0; i <= sessions; i++) clients.add(connect(spec.get("hosts")));
-            drain(spec, clients, spec.get("root") + "-warmup", sessions * Math.min(2, perSession));
-            return drain(spec, clients, spec.get("root"), sessions * perSession);
+            drain(spec, clients, spec.get("root") + "-warmup", sessions * Math.min(2, perSession), boundS, false);
+            return drain(spec, clients, spec.get("root"), sessions * perSession, boundS, longQueue);
         } finally {
             for (CuratorFramework client : clients) client.close();
         }
     }
 
-    /** One drain of `waiters` on `path`: the last client holds first, the others' threads queue behind it. */
-    private static String drain(Map<String, String> spec, List<CuratorFramework> clients, String path, int waiters) throws Exception {
+    /**
+     * One drain of `waiters` on `path`: the last client holds first, the others' threads queue
+     * behind it. "join_ms" is from starting the first waiter's thread to the last watch the server
+     * counted (see queueFormed()). With `memory`, the heap the queued waiters add: used heap after
+     * System.gc() (their threads' stacks are outside it; "rss_bytes", the resident set from /proc,
+     * has them), while they wait, minus the same before the first was started.
+     */
+    private static String drain(Map<String, String> spec, List<CuratorFramework> clients, String path, int waiters, long boundS, boolean memory) throws Exception {
         int sessions = clients.size() - 1;
         CuratorFramework holder = clients.get(sessions);
         InterProcessMutex first = new InterProcessMutex(holder, path);
-        acquire(first);
+        acquire(first, boundS);
         List<double[]> events = new ArrayList<>();
         // The holder's hold is the first in the log, so the handoff from its release counts too.
         events.add(new double[] {0, System.nanoTime() / 1e6, -1});
         List<Exception> failures = new ArrayList<>();
         List<Thread> threads = new ArrayList<>();
+        long heapBefore = memory ? usedHeapAfterGc() : 0;
+        long rssBefore = memory ? residentBytes() : 0;
+        long joinStart = System.nanoTime();
         for (int w = 0; w < waiters; w++) {
             int waiter = w;
             InterProcessMutex mutex = new InterProcessMutex(clients.get(w % sessions), path);
             threads.add(started(failures, () -> {
-                acquire(mutex);
+                acquire(mutex, boundS);
                 double now = System.nanoTime() / 1e6;
                 synchronized (events) {
                     events.add(new double[] {0, now, waiter});
@@ -244,12 +267,12 @@ public final class CuratorBench {
                 mutex.release();
             }));
         }
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(ACQUIRE_TIMEOUT_S);
-        while (holder.getChildren().forPath(path).size() < waiters + 1) {
-            if (System.nanoTime() > until) throw new IllegalStateException("fewer than " + (waiters + 1) + " contenders queued on " + path);
-            Thread.sleep(20);
+        long[] formed = queueFormed(spec, holder, path, waiters, joinStart + TimeUnit.SECONDS.toNanos(boundS), failures);
+        Map<String, Number> figures = new HashMap<>(Map.of("queued_watches", formed[0], "join_ms", (formed[1] - joinStart) / 1e6));
+        if (memory) {
+            figures.put("heap_bytes", usedHeapAfterGc() - heapBefore);
+            figures.put("rss_bytes", residentBytes() - rssBefore);
         }
-        int watching = queuedWatches(spec, waiters);
         String before = mntr(spec);
         long cpu0 = cpuNanos();
         long t0 = System.nanoTime();
@@ -261,28 +284,53 @@ public final class CuratorBench {
         long wall = System.nanoTime() - t0;
         long cpu = cpuNanos() - cpu0;
         if (!failures.isEmpty()) throw failures.get(0);
-        return json(waiters, wall, cpu, null, events, Map.of("queued_watches", watching), before, mntr(spec));
+        return json(waiters, wall, cpu, null, events, figures, before, mntr(spec));
     }
 
     /**
      * Each waiter sets its watch just after its node shows in the queue: polls the server's count
-     * until it holds one per waiter and has stopped rising over three polls (bench/herd.ts waits
-     * the same way), or throws after 30 s.
+     * every 20 ms until it holds one per waiter and has not moved for 500 ms, and the lock's
+     * children are the holder and every waiter (bench/herd.ts waits the same way), or throws at
+     * `until` (System.nanoTime), or with the first of the waiters' `failures` (a queue that lost a
+     * waiter never forms). Returns the count and when it was first seen: the last watch set, that
+     * is the queue formed.
      */
-    private static int queuedWatches(Map<String, String> spec, int atLeast) throws Exception {
+    private static long[] queueFormed(Map<String, String> spec, CuratorFramework observer, String path, int waiters, long until, List<Exception> failures) throws Exception {
         Pattern total = Pattern.compile("Total watches:\\s*(\\d+)");
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        int last = -1;
-        int steady = 0;
+        long watches = -1;
+        long settledAt = System.nanoTime();
         for (;;) {
+            synchronized (failures) {
+                if (!failures.isEmpty()) throw failures.get(0);
+            }
+            long now = System.nanoTime();
             Matcher found = total.matcher(fourLetterWord(spec, "wchs"));
-            int watches = found.find() ? Integer.parseInt(found.group(1)) : 0;
-            steady = watches == last ? steady + 1 : 0;
-            last = watches;
-            if (watches >= atLeast && steady >= 3) return watches;
-            if (System.nanoTime() > until) throw new IllegalStateException("the server's watch count did not settle at " + atLeast + " or more (last " + watches + ")");
-            Thread.sleep(100);
+            long count = found.find() ? Long.parseLong(found.group(1)) : 0;
+            if (count != watches) {
+                watches = count;
+                settledAt = now;
+            }
+            if (watches >= waiters && now - settledAt >= TimeUnit.MILLISECONDS.toNanos(500) && observer.getChildren().forPath(path).size() >= waiters + 1) {
+                return new long[] {watches, settledAt};
+            }
+            if (now > until) throw new IllegalStateException("the queue on " + path + " did not form: " + waiters + " waiters, the server's watch count " + watches + ", not settled at " + waiters + " or more in time");
+            Thread.sleep(20);
         }
+    }
+
+    /** Used heap after full collections (twice, as bench/heap.ts collects: the first one's finalizers can free more). */
+    private static long usedHeapAfterGc() {
+        System.gc();
+        System.gc();
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    /** The process's resident set (VmRSS in /proc/self/status), bytes. */
+    private static long residentBytes() throws Exception {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+        }
+        throw new IllegalStateException("no VmRSS in /proc/self/status");
     }
 
     private static HolderCount[] holderCounts(int locks, Map<String, String> spec) {
@@ -373,8 +421,8 @@ public final class CuratorBench {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
-    /** `counts`: the scenario's own whole-number figures (max_holders, queued_watches), added as they are. */
-    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events, Map<String, Integer> counts, String mntrBefore, String mntrAfter) {
+    /** `counts`: the scenario's own figures (max_holders, queued_watches, join_ms, heap_bytes…), added as they are. */
+    private static String json(int ops, long wallNanos, long cpuNanos, int[] perSession, List<double[]> events, Map<String, ? extends Number> counts, String mntrBefore, String mntrAfter) {
         StringBuilder out = new StringBuilder();
         out.append("{\"ops\":").append(ops).append(",\"wall_ms\":").append(wallNanos / 1e6).append(",\"cpu_us\":").append(cpuNanos / 1e3);
         if (perSession != null) {

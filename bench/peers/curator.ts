@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { curatorProgram } from '../../chaos/peers/java.js';
-import type { PeerContention, PeerHerd, PeerResult } from './peer-run.js';
+import type { PeerContention, PeerHerd, PeerLongQueue, PeerResult } from './peer-run.js';
 import { runPeer, wireSpec } from './peer-run.js';
 
 const SOURCE = fileURLToPath(new URL('./CuratorBench.java', import.meta.url));
@@ -13,7 +13,14 @@ const JVM_OPTIONS = ['-Xms128m', '-Xmx512m'];
 export type CuratorSpec =
   | { scenario: 'mutex'; root: string; ops: number; warmup: number }
   | PeerContention
-  | PeerHerd;
+  | PeerHerd
+  | PeerLongQueue;
+
+/** How one run's JVM differs from the usual: options after {@link JVM_OPTIONS} (the last -Xmx wins), and how long it may run. */
+export interface CuratorRun {
+  jvmOptions?: readonly string[];
+  timeoutMs?: number;
+}
 
 /** Compiles the Curator side (cached); the reason when it cannot run here (its column is then left empty). */
 export async function curatorUnavailable(): Promise<string | undefined> {
@@ -26,8 +33,8 @@ export async function curatorUnavailable(): Promise<string | undefined> {
 }
 
 /** Runs one scenario in a fresh JVM against `connectString` and parses its JSON line. */
-export async function runCurator(connectString: string, spec: CuratorSpec): Promise<PeerResult> {
-  const { file, args } = await curatorProgram(SOURCE, JVM_OPTIONS);
+export async function runCurator(connectString: string, spec: CuratorSpec, { jvmOptions = [], timeoutMs }: CuratorRun = {}): Promise<PeerResult> {
+  const { file, args } = await curatorProgram(SOURCE, [...JVM_OPTIONS, ...jvmOptions]);
   const specArgs = Object.entries(wireSpec(connectString, spec)).map(([key, value]) => `${key}=${value}`);
-  return runPeer(file, [...args, ...specArgs]);
+  return runPeer(file, [...args, ...specArgs], timeoutMs);
 }

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { PeerContention, PeerHerd, PeerResult } from './peer-run.js';
+import type { PeerContention, PeerHerd, PeerLongQueue, PeerResult } from './peer-run.js';
 import { runPeer, wireSpec } from './peer-run.js';
 import { runProcess } from '../run-process.js';
 
@@ -13,7 +13,8 @@ export type KazooSpec =
   | { scenario: 'client'; root: string; op: KazooClientOp; ops: number; depth: number; warmup: number }
   | { scenario: 'mutex'; root: string; ops: number; warmup: number }
   | PeerContention
-  | PeerHerd;
+  | PeerHerd
+  | PeerLongQueue;
 
 /** Whether the kazoo side can run here; the reason when not (its columns are then left empty). */
 export async function kazooUnavailable(): Promise<string | undefined> {
@@ -26,6 +27,6 @@ export async function kazooUnavailable(): Promise<string | undefined> {
 }
 
 /** Runs one scenario in a fresh Python process against `connectString` and parses its JSON line. */
-export async function runKazoo(connectString: string, spec: KazooSpec): Promise<PeerResult> {
-  return runPeer(PYTHON, [SCRIPT, JSON.stringify(wireSpec(connectString, spec))]);
+export async function runKazoo(connectString: string, spec: KazooSpec, timeoutMs?: number): Promise<PeerResult> {
+  return runPeer(PYTHON, [SCRIPT, JSON.stringify(wireSpec(connectString, spec))], timeoutMs);
 }

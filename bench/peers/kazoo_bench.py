@@ -5,6 +5,7 @@ Prints one JSON object on stdout. Times are milliseconds from time.perf_counter(
 time.process_time(), which covers every thread of this process (kazoo's I/O thread included).
 """
 
+import gc
 import json
 import os
 import random
@@ -275,24 +276,42 @@ def herd(hosts, spec):
     releases and each waiter releases as soon as it holds, so the lock goes down the queue
     (bench/herd.ts is the zklock twin). An untimed drain of `sessions` x 2 waiters on another path
     goes first, on the same sessions, as the other sides do. The mntr pair is read around the
-    timed drain alone."""
+    timed drain alone. Scenario "longqueue" is the same with "rss_bytes" (and "heap_bytes", the
+    same figure: see drain()) in the JSON and every wait bounded by `bound_s` instead of a minute."""
     sessions = spec["sessions"]
+    long_queue = spec["scenario"] == "longqueue"
+    bound_s = spec["bound_s"] if long_queue else ACQUIRE_TIMEOUT_S
     clients = [connect(hosts) for _ in range(sessions + 1)]
     try:
-        drain(hosts, clients, spec["root"] + "-warmup", sessions * min(2, spec["waiters_per_session"]))
-        return drain(hosts, clients, spec["root"], sessions * spec["waiters_per_session"])
+        drain(hosts, clients, spec["root"] + "-warmup", sessions * min(2, spec["waiters_per_session"]), bound_s, False)
+        return drain(hosts, clients, spec["root"], sessions * spec["waiters_per_session"], bound_s, long_queue)
     finally:
         for zk in clients:
             zk.stop()
             zk.close()
 
 
-def drain(hosts, clients, path, waiters):
-    """One drain of `waiters` on `path`: the last client holds first, the others' threads queue behind it."""
+def resident_bytes():
+    """The process's resident set (VmRSS in /proc/self/status), after a full collection."""
+    gc.collect()
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def drain(hosts, clients, path, waiters, bound_s, memory):
+    """One drain of `waiters` on `path`: the last client holds first, the others' threads queue
+    behind it. "join_ms" is from starting the first waiter's thread to the last watch the server
+    counted (see queue_formed()). With `memory`, the resident set the queued waiters add, after
+    gc.collect(), while they wait, minus the same before the first was started: Python has no
+    cheap used-heap figure (tracemalloc would slow every allocation of the join), so it stands for
+    the heap too, and holds the waiters' thread stacks and what the allocator keeps."""
     sessions = len(clients) - 1
     holder = clients[sessions]
     first = Lock(holder, path)
-    if not first.acquire(timeout=ACQUIRE_TIMEOUT_S):
+    if not first.acquire(timeout=bound_s):
         raise RuntimeError("the holder did not get %s" % path)
     # The holder's hold is the first in the log, so the handoff from its release counts too.
     events = [[0, now_ms(), -1]]
@@ -301,8 +320,8 @@ def drain(hosts, clients, path, waiters):
     def waiter(w):
         try:
             lock = Lock(clients[w % sessions], path)
-            if not lock.acquire(timeout=ACQUIRE_TIMEOUT_S):
-                raise RuntimeError("not acquired within %d s" % ACQUIRE_TIMEOUT_S)
+            if not lock.acquire(timeout=bound_s):
+                raise RuntimeError("not acquired within %d s" % bound_s)
             now = now_ms()
             events.append([0, now, w])
             events.append([1, now, w])
@@ -310,15 +329,15 @@ def drain(hosts, clients, path, waiters):
         except Exception as error:  # reported by the main thread once all are done
             failures.append(error)
 
+    rss_before = resident_bytes() if memory else 0
+    join_start = time.perf_counter()
     threads = [threading.Thread(target=waiter, args=(w,), daemon=True) for w in range(waiters)]
     for t in threads:
         t.start()
-    until = time.perf_counter() + ACQUIRE_TIMEOUT_S
-    while len(holder.get_children(path)) < waiters + 1:
-        if time.perf_counter() > until:
-            raise RuntimeError("fewer than %d contenders queued on %s" % (waiters + 1, path))
-        time.sleep(0.02)
-    watching = queued_watches(hosts, waiters)
+    watching, settled_at = queue_formed(hosts, holder, path, waiters, join_start + bound_s, failures)
+    figures = {"queued_watches": watching, "join_ms": (settled_at - join_start) * 1000.0}
+    if memory:
+        figures["rss_bytes"] = figures["heap_bytes"] = resident_bytes() - rss_before
     before = mntr(hosts)
     cpu0, t0 = time.process_time(), time.perf_counter()
     events.append([1, now_ms(), -1])
@@ -328,25 +347,30 @@ def drain(hosts, clients, path, waiters):
     wall_ms, cpu_us = (time.perf_counter() - t0) * 1000.0, (time.process_time() - cpu0) * 1e6
     if failures:
         raise failures[0]
-    return {"ops": waiters, "wall_ms": wall_ms, "cpu_us": cpu_us, "events": events, "queued_watches": watching, "mntr_before": before, "mntr_after": mntr(hosts)}
+    return dict(figures, ops=waiters, wall_ms=wall_ms, cpu_us=cpu_us, events=events, mntr_before=before, mntr_after=mntr(hosts))
 
 
-def queued_watches(hosts, at_least):
+def queue_formed(hosts, observer, path, waiters, until, failures):
     """Each waiter sets its watch just after its node shows in the queue: polls the server's count
-    until it holds one per waiter and has stopped rising over three polls (bench/herd.ts waits the
-    same way), or raises after 30 s."""
-    until = time.perf_counter() + 30
-    last, steady = -1, 0
+    every 20 ms until it holds one per waiter and has not moved for 500 ms, and the lock's children
+    are the holder and every waiter (bench/herd.ts waits the same way), or raises at `until`
+    (time.perf_counter), or with the first of the waiters' `failures` (a queue that lost a waiter
+    never forms). Returns the count and when it was first seen: the last watch set, that is the
+    queue formed."""
+    watches, settled_at = -1, time.perf_counter()
     while True:
+        if failures:
+            raise failures[0]
+        now = time.perf_counter()
         match = re.search(r"Total watches:\s*(\d+)", four_letter_word(hosts, b"wchs"))
-        watches = int(match.group(1)) if match else 0
-        steady = steady + 1 if watches == last else 0
-        last = watches
-        if watches >= at_least and steady >= 3:
-            return watches
-        if time.perf_counter() > until:
-            raise RuntimeError("the server's watch count did not settle at %d or more (last %d)" % (at_least, watches))
-        time.sleep(0.1)
+        count = int(match.group(1)) if match else 0
+        if count != watches:
+            watches, settled_at = count, now
+        if watches >= waiters and now - settled_at >= 0.5 and len(observer.get_children(path)) >= waiters + 1:
+            return watches, settled_at
+        if now > until:
+            raise RuntimeError("the queue on %s did not form: %d waiters, the server's watch count %d, not settled at %d or more in time" % (path, waiters, watches, waiters))
+        time.sleep(0.02)
 
 
 def main():
@@ -354,7 +378,7 @@ def main():
     scenario = spec["scenario"]
     if scenario in ("contend", "semaphore"):
         result = contend(spec["hosts"], spec)
-    elif scenario == "herd":
+    elif scenario in ("herd", "longqueue"):
         result = herd(spec["hosts"], spec)
     else:
         zk = connect(spec["hosts"])

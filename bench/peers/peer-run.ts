@@ -25,6 +25,15 @@ export interface PeerHerd {
   waitersPerSession: number;
 }
 
+/**
+ * The herd as one long queue (bench/long-queue.ts): besides the drain, the time the queue took to
+ * form and the memory the queued waiters add to the process, with waits bounded by `boundS`.
+ */
+export interface PeerLongQueue extends Omit<PeerHerd, 'scenario'> {
+  scenario: 'longqueue';
+  boundS: number;
+}
+
 /** A scenario's spec as the peers' programs take it: snake_case keys, the hosts added, unset ones left out. */
 export function wireSpec(connectString: string, spec: object): Record<string, string | number> {
   return Object.fromEntries(
@@ -42,6 +51,12 @@ export interface PeerResult extends Measurement {
   maxHolders?: number;
   /** Herd scenario: the server's watch count once every waiter was queued. */
   queuedWatches?: number;
+  /** Herd scenario: from the first waiter's acquire to the last watch the server counted, when the queue had formed (ms). */
+  joinMs?: number;
+  /** Long queue: the heap the queued waiters added (bytes; after full collections, each runtime as its side says). */
+  heapBytes?: number;
+  /** Long queue: the resident set the queued waiters added (bytes; /proc). */
+  rssBytes?: number;
   /** Set when the peer had to be patched to run the scenario at all. */
   note?: string;
   /** What the server counted over the timed window (lock scenarios). */
@@ -57,6 +72,9 @@ interface RawResult {
   events?: LockEvent[];
   max_holders?: number;
   queued_watches?: number;
+  join_ms?: number;
+  heap_bytes?: number;
+  rss_bytes?: number;
   note?: string | null;
   /** The server's `mntr` answers from just before and just after the timed window. */
   mntr_before?: string;
@@ -65,8 +83,8 @@ interface RawResult {
 
 
 /** Runs a peer's process to its end and parses the JSON line it printed last. */
-export async function runPeer(file: string, args: readonly string[]): Promise<PeerResult> {
-  const stdout = await runProcess(file, args);
+export async function runPeer(file: string, args: readonly string[], timeoutMs?: number): Promise<PeerResult> {
+  const stdout = await runProcess(file, args, timeoutMs);
   const last = stdout.trim().split('\n').at(-1) ?? '';
   let raw: RawResult;
   try {
@@ -75,5 +93,18 @@ export async function runPeer(file: string, args: readonly string[]): Promise<Pe
     throw new Error(`${file} printed no result line: ${last.slice(0, 200)}`, { cause: error });
   }
   const server = raw.mntr_before !== undefined && raw.mntr_after !== undefined ? trafficBetween(raw.mntr_before, raw.mntr_after) : undefined;
-  return { ops: raw.ops, wallMs: raw.wall_ms, cpuUs: raw.cpu_us, perSession: raw.per_session, events: raw.events, maxHolders: raw.max_holders, queuedWatches: raw.queued_watches, note: raw.note ?? undefined, server };
+  return {
+    ops: raw.ops,
+    wallMs: raw.wall_ms,
+    cpuUs: raw.cpu_us,
+    perSession: raw.per_session,
+    events: raw.events,
+    maxHolders: raw.max_holders,
+    queuedWatches: raw.queued_watches,
+    joinMs: raw.join_ms,
+    heapBytes: raw.heap_bytes,
+    rssBytes: raw.rss_bytes,
+    note: raw.note ?? undefined,
+    server,
+  };
 }
