@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { Stat } from '../../index.js';
 import { ZooKeeperError, isRevocationRequest } from '../../index.js';
-import { ownerOf } from '../../recipes/revocation.js';
+import { ownerOf } from '../../recipes/lease/revocation.js';
 import { CliError } from '../cli-error.js';
 import { confirm } from '../confirm.js';
 import { contenderPath, isContenderNode } from '../contender-node.js';

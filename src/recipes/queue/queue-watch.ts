@@ -1,13 +1,13 @@
-import type { WatchEvent, ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError, joinPath } from '../client/index.js';
+import type { WatchEvent, ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError, joinPath } from '../../client/index.js';
 import type { Contender, ContenderKind } from './contender-name.js';
-import type { Deadline } from './deadline.js';
-import type { LockError } from './lock-error.js';
-import { isDowngraded } from './owner-data.js';
-import type { EachRead } from './read-each.js';
-import { readEach } from './read-each.js';
-import { awaitSession } from './reconnect.js';
-import { isTransient } from './transient.js';
+import type { Deadline } from '../support/deadline.js';
+import type { LockError } from '../support/lock-error.js';
+import { isDowngraded } from '../support/owner-data.js';
+import type { EachRead } from '../support/read-each.js';
+import { readEach } from '../support/read-each.js';
+import { awaitSession } from '../support/reconnect.js';
+import { isTransient } from '../support/transient.js';
 
 /** What a waiter in a queue needs to watch and read the contenders ahead of it. */
 export interface QueueWait {

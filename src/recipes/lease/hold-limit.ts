@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { LockError } from './lock-error.js';
+import { LockError } from '../support/lock-error.js';
 
 /**
  * Starts a lease's hold clock. A symbol the package does not export: only the locks bound a hold,

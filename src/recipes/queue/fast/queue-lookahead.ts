@@ -1,7 +1,7 @@
-import type { Contender } from './contender-name.js';
-import type { QueueWait } from './queue-watch.js';
-import { presentBlockers, waitUntilGone } from './queue-watch.js';
-import { anySignal } from './any-signal.js';
+import type { Contender } from '../contender-name.js';
+import type { QueueWait } from '../queue-watch.js';
+import { presentBlockers, waitUntilGone } from '../queue-watch.js';
+import { anySignal } from '../../support/any-signal.js';
 
 /**
  * The handoff without a request. A waiter watches only its nearest blocker B; when B goes it must

@@ -1,17 +1,17 @@
-import type { DataResult, Stat, ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
-import { limitHold } from './hold-limit.js';
-import { Lease } from './lease.js';
-import { LockError } from './lock-error.js';
+import type { DataResult, Stat, ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
+import { limitHold } from '../lease/hold-limit.js';
+import { Lease } from '../lease/lease.js';
+import { LockError } from '../support/lock-error.js';
 import type { LockOptions } from './mutex.js';
 import { QueueLock } from './mutex.js';
-import { downgradedData, isDowngraded, ownerData } from './owner-data.js';
-import { tracked } from './holds.js';
-import { refuseInside, sectionOf } from './reentrancy.js';
-import { isRevocationRequest, ownerReplaced } from './revocation.js';
-import { isTransient } from './transient.js';
-import { awaitBriefly } from './abandon.js';
-import { deleteGuaranteed } from './guaranteed-delete.js';
+import { downgradedData, isDowngraded, ownerData } from '../support/owner-data.js';
+import { tracked } from '../lease/holds.js';
+import { refuseInside, sectionOf } from '../lease/reentrancy.js';
+import { isRevocationRequest, ownerReplaced } from '../lease/revocation.js';
+import { isTransient } from '../support/transient.js';
+import { awaitBriefly } from '../support/abandon.js';
+import { deleteGuaranteed } from '../support/guaranteed-delete.js';
 
 /**
  * A shared read / exclusive write lock in Curator's layout (`_c_<uuid>-__READ__<seq>`,

@@ -1,5 +1,5 @@
-import type { ZooKeeperClient } from '../client/index.js';
-import { MultiError, ZooKeeperError } from '../client/index.js';
+import type { ZooKeeperClient } from '../../client/index.js';
+import { MultiError, ZooKeeperError } from '../../client/index.js';
 import { pauseAfterOverload } from './transient.js';
 
 export type DeleteOptions =

@@ -1,5 +1,5 @@
-import type { CallOptions, DataResult, ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
+import type { CallOptions, DataResult, ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
 import { isTransient } from './transient.js';
 
 /** Clients whose server answered multiRead UNIMPLEMENTED (ZooKeeper 3.5): asked again, it would close the connection again. */

@@ -1,12 +1,12 @@
-import type { CallOptions, ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError, validatePath } from '../client/index.js';
-import { callListener } from '../client/call-listener.js';
-import { parseContender } from './contender-name.js';
-import type { OwnerInfo } from './owner-data.js';
-import { parseOwner } from './owner-data.js';
+import type { CallOptions, ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError, validatePath } from '../../client/index.js';
+import { callListener } from '../../client/call-listener.js';
+import { parseContender } from '../queue/contender-name.js';
+import type { OwnerInfo } from '../support/owner-data.js';
+import { parseOwner } from '../support/owner-data.js';
 import type { Lease } from './lease.js';
-import { LockError } from './lock-error.js';
-import { publishRevocation, revocationChannel } from './diagnostics.js';
+import { LockError } from '../support/lock-error.js';
+import { publishRevocation, revocationChannel } from '../diagnostics.js';
 
 /**
  * Curator's revocation protocol (Revoker.attemptRevoke, LockInternals.REVOKE_MESSAGE): whoever

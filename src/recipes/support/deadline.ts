@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { checkHoldOptions } from './hold-limit.js';
-import type { HoldOptions } from './hold-limit.js';
+import { checkHoldOptions } from '../lease/hold-limit.js';
+import type { HoldOptions } from '../lease/hold-limit.js';
 import { LockError } from './lock-error.js';
 import { timerAt } from './timer-at.js';
 

@@ -1,18 +1,18 @@
-import type { ZooKeeperClient } from '../client/index.js';
-import { LockError } from './lock-error.js';
-import type { AcquireOptions, TryAcquireOptions } from './deadline.js';
-import { Deadline, tryOnly } from './deadline.js';
-import type { HoldLimit } from './hold-limit.js';
-import { limitHold } from './hold-limit.js';
-import { clientsOf, handOut } from './hand-out.js';
-import type { LockState } from './inspect.js';
-import type { Lease } from './lease.js';
+import type { ZooKeeperClient } from '../../client/index.js';
+import { LockError } from '../support/lock-error.js';
+import type { AcquireOptions, TryAcquireOptions } from '../support/deadline.js';
+import { Deadline, tryOnly } from '../support/deadline.js';
+import type { HoldLimit } from '../lease/hold-limit.js';
+import { limitHold } from '../lease/hold-limit.js';
+import { clientsOf, handOut } from '../lease/hand-out.js';
+import type { LockState } from '../inspect.js';
+import type { Lease } from '../lease/lease.js';
 import type { QueueLock } from './mutex.js';
 import { releaseQuietly } from './mutex.js';
-import { giveUp } from './abandon.js';
-import { runSection } from './reentrancy.js';
-import { lockTraced, traceAcquire } from './diagnostics.js';
-import { anySignal } from './any-signal.js';
+import { giveUp } from '../support/abandon.js';
+import { runSection } from '../lease/reentrancy.js';
+import { lockTraced, traceAcquire } from '../diagnostics.js';
+import { anySignal } from '../support/any-signal.js';
 
 /** Several held locks (or a semaphore's leases) as one. Its signal aborts when any of them is lost. */
 export class MultiLease implements AsyncDisposable {

@@ -1,5 +1,5 @@
-import type { AclProvider, ZooKeeperClient } from '../client/index.js';
-import { isZooKeeperError } from '../client/index.js';
+import type { AclProvider, ZooKeeperClient } from '../../client/index.js';
+import { isZooKeeperError } from '../../client/index.js';
 import type { Deadline } from './deadline.js';
 import { isTransient } from './transient.js';
 

@@ -1,14 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import type { SessionEvent, Stat, WatchEvent, ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
+import type { SessionEvent, Stat, WatchEvent, ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
 import type { HoldLimit } from './hold-limit.js';
-import type { LockLostReason } from './lock-error.js';
-import { LockError, LockLostError } from './lock-error.js';
+import type { LockLostReason } from '../support/lock-error.js';
+import { LockError, LockLostError } from '../support/lock-error.js';
 import { onLivenessLost } from './session-liveness.js';
-import { timerAt } from './timer-at.js';
-import { OVERLOAD_PAUSE_MS, isOverloaded, isTransient } from './transient.js';
+import { timerAt } from '../support/timer-at.js';
+import { OVERLOAD_PAUSE_MS, isOverloaded, isTransient } from '../support/transient.js';
 import type { Lease } from './lease.js';
-import { lostChannel, publishLost } from './diagnostics.js';
+import { lostChannel, publishLost } from '../diagnostics.js';
 
 export interface LeaseMonitorOptions {
   /**

@@ -1,7 +1,7 @@
-import type { ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
-import { awaitBriefly } from './abandon.js';
-import type { Deadline } from './deadline.js';
+import type { ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
+import { awaitBriefly } from '../support/abandon.js';
+import type { Deadline } from '../support/deadline.js';
 import type { HoldLimit, HoldOptions } from './hold-limit.js';
 import { limitHold, startHold } from './hold-limit.js';
 

@@ -1,4 +1,4 @@
-import type { ZooKeeperClient } from '../client/index.js';
+import type { ZooKeeperClient } from '../../client/index.js';
 import type { Deadline } from './deadline.js';
 import { deleteGuaranteed } from './guaranteed-delete.js';
 import { isOverloaded, isTransient, pauseAfterOverload } from './transient.js';

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Lease } from './lease.js';
-import { LockError, LockLostError } from './lock-error.js';
+import { LockError, LockLostError } from '../support/lock-error.js';
 
 /**
  * One lock's critical section (a `runExclusive` call), as the async call chain inside it sees it.

@@ -1,7 +1,7 @@
-import type { Stat } from '../client/index.js';
-import { MAX_TIMER_MS } from '../client/durations.js';
-import { LockError } from './lock-error.js';
-import { parseRecord } from './release-record.js';
+import type { Stat } from '../../client/index.js';
+import { MAX_TIMER_MS } from '../../client/durations.js';
+import { LockError } from '../support/lock-error.js';
+import { parseRecord } from './fast/release-record.js';
 
 /**
  * How the lock came to us, as far as ZooKeeper shows it (see README, *Lock-delay*):

@@ -1,5 +1,5 @@
-import type { ACL, AclProvider, ZooKeeperClient } from '../client/index.js';
-import { aclOf } from '../client/index.js';
+import type { ACL, AclProvider, ZooKeeperClient } from '../../client/index.js';
+import { aclOf } from '../../client/index.js';
 
 /**
  * The ACLs of the nodes a lock creates: one for all of them (a list, or a function of the path),

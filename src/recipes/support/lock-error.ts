@@ -1,4 +1,4 @@
-import { ZooKeeperError } from '../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
 
 /**
  * Codes of the lock recipes, on top of the client's (`CONNECTIONLOSS`, `NOAUTH`, ...). One meaning
@@ -81,7 +81,7 @@ export class LockLostError extends ZooKeeperError {
 }
 
 // The recipes' codes join ZooKeeperError's code union (see ErrorCodeExtensions).
-declare module '../protocol/zookeeper-error.js' {
+declare module '../../protocol/zookeeper-error.js' {
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- the merge adds the keys of its supertype
   interface ErrorCodeExtensions extends Record<LockErrorCode | LockLostReason, true> {}
 }

@@ -1,10 +1,10 @@
-import type { ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
-import type { Layout } from './contender-name.js';
-import type { Deadline } from './deadline.js';
-import { LockError } from './lock-error.js';
-import { awaitSession } from './reconnect.js';
-import { isTransient } from './transient.js';
+import type { ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
+import type { Layout } from '../queue/contender-name.js';
+import type { Deadline } from '../support/deadline.js';
+import { LockError } from '../support/lock-error.js';
+import { awaitSession } from '../support/reconnect.js';
+import { isTransient } from '../support/transient.js';
 
 /**
  * A semaphore's limit, recorded where kazoo records its own: the semaphore path's data, as

@@ -1,5 +1,5 @@
-import type { ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
+import type { ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
 
 /**
  * The failures a recipe rides out by waiting for the session to reconnect and trying again

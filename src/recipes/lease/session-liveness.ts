@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import type { ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
-import type { Deadline } from './deadline.js';
-import type { LockAcl } from './lock-acl.js';
-import { LockError, LockLostError } from './lock-error.js';
-import { nodeAcl } from './lock-acl.js';
-import { awaitSession } from './reconnect.js';
-import { isTransient } from './transient.js';
+import type { ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
+import type { Deadline } from '../support/deadline.js';
+import type { LockAcl } from '../support/lock-acl.js';
+import { LockError, LockLostError } from '../support/lock-error.js';
+import { nodeAcl } from '../support/lock-acl.js';
+import { awaitSession } from '../support/reconnect.js';
+import { isTransient } from '../support/transient.js';
 
 type Listener = () => void;
 

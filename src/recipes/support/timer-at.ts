@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { MAX_TIMER_MS } from '../client/durations.js';
+import { MAX_TIMER_MS } from '../../client/durations.js';
 
 /**
  * Runs `fn` once at `endAt` (a performance.now() time), however far off: setTimeout fires at once

@@ -1,17 +1,17 @@
-import type { Op, OpResult, Stat, ZooKeeperClient } from '../client/index.js';
-import { ZooKeeperError } from '../client/index.js';
-import type { DeleteOptions } from './guaranteed-delete.js';
-import { deleteGuaranteed } from './guaranteed-delete.js';
+import type { Op, OpResult, Stat, ZooKeeperClient } from '../../client/index.js';
+import { ZooKeeperError } from '../../client/index.js';
+import type { DeleteOptions } from '../support/guaranteed-delete.js';
+import { deleteGuaranteed } from '../support/guaranteed-delete.js';
 import { clientsOf } from './hand-out.js';
 import type { HoldLimit } from './hold-limit.js';
 import { limitHold } from './hold-limit.js';
 import type { LeaseMonitorOptions, NodeWatch } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
-import type { Handoff } from './lock-delay.js';
-import { LockError } from './lock-error.js';
+import type { Handoff } from '../queue/lock-delay.js';
+import { LockError } from '../support/lock-error.js';
 import type { PendingRevocation, RevocationOptions } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
-import { isInternal, releaseChannel, traceRelease } from './diagnostics.js';
+import { isInternal, releaseChannel, traceRelease } from '../diagnostics.js';
 
 export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
   /**
