@@ -1,6 +1,6 @@
 import type { HostPort } from './connect-string.js';
-import type { TlsOptions } from './transport.js';
-import { openSocket } from './transport.js';
+import type { TlsOptions } from '../socket/transport.js';
+import { openSocket } from '../socket/transport.js';
 
 /**
  * Back-off between probes while connected read-only: Java's first step (100 ms), doubling up to

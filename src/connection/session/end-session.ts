@@ -1,9 +1,9 @@
-import { OpCode, OversizedFrame, Reader, Writer, ZooKeeperError, readConnectResponse, writeConnectRequest, writeRequestHeader } from '../protocol/index.js';
+import { OpCode, OversizedFrame, Reader, Writer, ZooKeeperError, readConnectResponse, writeConnectRequest, writeRequestHeader } from '../../protocol/index.js';
 import { performance } from 'node:perf_hooks';
-import type { HostPort } from './connect-string.js';
-import { Connection } from './connection.js';
-import type { TlsOptions } from './transport.js';
-import { openSocket } from './transport.js';
+import type { HostPort } from '../hosts/connect-string.js';
+import { Connection } from '../socket/connection.js';
+import type { TlsOptions } from '../socket/transport.js';
+import { openSocket } from '../socket/transport.js';
 
 /** A session to end: what a handshake needs to take it over. */
 export interface SessionToEnd {

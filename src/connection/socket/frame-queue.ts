@@ -1,5 +1,5 @@
-import type { Writer } from '../protocol/index.js';
-import { Fifo } from './fifo.js';
+import type { Writer } from '../../protocol/index.js';
+import { Fifo } from '../fifo.js';
 
 /** The first chunk of a queue that was empty: an idle session keeps little. */
 const MIN_CHUNK_BYTES = 1024;

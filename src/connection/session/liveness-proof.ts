@@ -1,4 +1,4 @@
-import { Fifo } from './fifo.js';
+import { Fifo } from '../fifo.js';
 
 /**
  * What an answer can prove: `plain` (a ping, a read, a multi, an error), `sync` and `failedSync`

@@ -1,4 +1,4 @@
-import { ZooKeeperError } from '../protocol/index.js';
+import { ZooKeeperError } from '../../protocol/index.js';
 
 export interface HostPort {
   host: string;

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
-import type { DecodedFrame, WatchLists, WatcherEvent } from '../protocol/index.js';
+import type { DecodedFrame, WatchLists, WatcherEvent } from '../../protocol/index.js';
 import {
   EMPTY_PASSWORD,
   OpCode,
@@ -20,24 +20,24 @@ import {
   setWatchesOpCode,
   writeSetWatches,
   withoutStack,
-} from '../protocol/index.js';
-import type { HostPort } from './connect-string.js';
+} from '../../protocol/index.js';
+import type { HostPort } from '../hosts/connect-string.js';
 import { Backlog } from './backlog.js';
-import { Connection } from './connection.js';
+import { Connection } from '../socket/connection.js';
 import type { SessionToEnd } from './end-session.js';
 import { endSession, sendCloseSession } from './end-session.js';
-import { Fifo } from './fifo.js';
-import { HostList } from './host-list.js';
+import { Fifo } from '../fifo.js';
+import { HostList } from '../hosts/host-list.js';
 import type { AnswerKind } from './liveness-proof.js';
 import { LivenessProof } from './liveness-proof.js';
 import type { RequestSpec } from './packet.js';
 import { Packet } from './packet.js';
 import { RequestQueue } from './request-queue.js';
-import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from './rw-probe.js';
+import { PROBE_TIMEOUT_MS, ReadWriteSeeker, servesReadWrite } from '../hosts/rw-probe.js';
 import type { SaslOptions } from './sasl.js';
 import { DigestMd5Client } from './sasl.js';
-import type { TlsOptions } from './transport.js';
-import { openSocket } from './transport.js';
+import type { TlsOptions } from '../socket/transport.js';
+import { openSocket } from '../socket/transport.js';
 
 export type SessionState = 'connecting' | 'connected' | 'suspended' | 'expired' | 'closed';
 

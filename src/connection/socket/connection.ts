@@ -1,8 +1,8 @@
 import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { DecodedFrame } from '../protocol/index.js';
-import { FrameDecoder, ZooKeeperError } from '../protocol/index.js';
-import { Fifo } from './fifo.js';
+import type { DecodedFrame } from '../../protocol/index.js';
+import { FrameDecoder, ZooKeeperError } from '../../protocol/index.js';
+import { Fifo } from '../fifo.js';
 
 export interface ConnectionHandlers {
   /** A frame, or the head of one over the reply limit, whose body was skipped; it may ask for it again later (see deferFrame). */

@@ -1,4 +1,4 @@
-import { Fifo } from './fifo.js';
+import { Fifo } from '../fifo.js';
 import type { Packet } from './packet.js';
 
 /**

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { ZooKeeperError, withoutStack } from '../protocol/index.js';
-import type { Reader, Writer } from '../protocol/index.js';
+import { ZooKeeperError, withoutStack } from '../../protocol/index.js';
+import type { Reader, Writer } from '../../protocol/index.js';
 import { onAbort } from './abort-fanout.js';
 
 /** What the client layer asks the session to send. */

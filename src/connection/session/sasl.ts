@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { ZooKeeperError } from '../protocol/index.js';
+import { ZooKeeperError } from '../../protocol/index.js';
 
 /**
  * SASL credentials, sent on every connection before anything else (as the Java client does).

@@ -1,7 +1,7 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import { ZooKeeperError } from '../protocol/index.js';
-import type { HostPort } from './connect-string.js';
+import { ZooKeeperError } from '../../protocol/index.js';
+import type { HostPort } from '../hosts/connect-string.js';
 
 export type TlsOptions = tls.ConnectionOptions;
 

@@ -1,6 +1,6 @@
-import type { Writer } from '../protocol/index.js';
-import { Fifo } from './fifo.js';
-import { FrameQueue } from './frame-queue.js';
+import type { Writer } from '../../protocol/index.js';
+import { Fifo } from '../fifo.js';
+import { FrameQueue } from '../socket/frame-queue.js';
 import type { Packet, PacketOwner } from './packet.js';
 
 /**
