@@ -29,8 +29,8 @@ import {
 } from '../protocol/index.js';
 import type { AclProvider } from './acl.js';
 import { OPEN_ACL_UNSAFE, aclOf } from './acl.js';
-import { callListener } from './call-listener.js';
-import type { ClientEvents } from './client-events.js';
+import { callListener } from './state/call-listener.js';
+import type { ClientEvents } from './state/client-events.js';
 import type { CreateMode } from './create-mode.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, DEFAULT_SESSION_TIMEOUT_MS, checkDuration } from './durations.js';
 import { hexId, sessionChannel, traceRequest, requestChannel, watchChannel } from './diagnostics.js';
@@ -39,15 +39,15 @@ import { DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_QUEUED, checkLimit } from './limits.
 import { checkFrameLimit } from './frame-limits.js';
 import type { NodeData } from './node-data.js';
 import { Chroot, ancestry, validatePath } from './paths.js';
-import type { PersistentWatchOptions } from './persistent-watch.js';
-import { PersistentWatch } from './persistent-watch.js';
-import type { StateChange } from './state-changes.js';
-import { StateChanges } from './state-changes.js';
-import type { StateListener } from './state-listeners.js';
-import { StateListeners } from './state-listeners.js';
+import type { PersistentWatchOptions } from './watches/persistent-watch.js';
+import { PersistentWatch } from './watches/persistent-watch.js';
+import type { StateChange } from './state/state-changes.js';
+import { StateChanges } from './state/state-changes.js';
+import type { StateListener } from './state/state-listeners.js';
+import { StateListeners } from './state/state-listeners.js';
 import type { Op, OpResult } from './transaction.js';
 import { toMultiOps, toOpResults } from './transaction.js';
-import { CONFIG_NODE, ConfigWatchers } from './config-watch.js';
+import { CONFIG_NODE, ConfigWatchers } from './watches/config-watch.js';
 import type { Where } from './validate.js';
 import {
   checkAcl,
@@ -65,9 +65,9 @@ import {
   checkVersion,
   invalidArgument,
 } from './validate.js';
-import type { Watcher } from './watch-event.js';
-import type { WatchClass, WatchKind } from './watch-manager.js';
-import { WATCH_CLASSES, WatchManager } from './watch-manager.js';
+import type { Watcher } from './watches/watch-event.js';
+import type { WatchClass, WatchKind } from './watches/watch-manager.js';
+import { WATCH_CLASSES, WatchManager } from './watches/watch-manager.js';
 
 export interface ClientOptions {
   /** Requested session timeout in ms (the server clamps it to its min/max), in (0, 2^31−1]. Default 15000. */

@@ -1,6 +1,6 @@
 import type { CallOptions, ZooKeeperClient } from '../../client/index.js';
 import { ZooKeeperError, validatePath } from '../../client/index.js';
-import { callListener } from '../../client/call-listener.js';
+import { callListener } from '../../client/state/call-listener.js';
 import { parseContender } from '../queue/contender-name.js';
 import type { OwnerInfo } from '../support/owner-data.js';
 import { parseOwner } from '../support/owner-data.js';

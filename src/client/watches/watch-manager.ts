@@ -1,10 +1,10 @@
-import type { WatchLists, WatcherEvent } from '../protocol/index.js';
-import { EventType } from '../protocol/index.js';
-import type { Chroot } from './paths.js';
-import { parentOf } from './paths.js';
+import type { WatchLists, WatcherEvent } from '../../protocol/index.js';
+import { EventType } from '../../protocol/index.js';
+import type { Chroot } from '../paths.js';
+import { parentOf } from '../paths.js';
 import type { PersistentWatch } from './persistent-watch.js';
 import type { WatchEvent, WatchEventType, Watcher } from './watch-event.js';
-import { callListener } from './call-listener.js';
+import { callListener } from '../state/call-listener.js';
 import { eventTypeName } from './watch-event.js';
 
 export type WatchKind = 'data' | 'exist' | 'child';

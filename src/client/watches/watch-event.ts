@@ -1,4 +1,4 @@
-import { EventType } from '../protocol/index.js';
+import { EventType } from '../../protocol/index.js';
 
 export type WatchEventType =
   | 'created'

@@ -1,5 +1,5 @@
-import type { SessionEvent } from '../connection/index.js';
-import type { ZooKeeperError } from '../protocol/index.js';
+import type { SessionEvent } from '../../connection/index.js';
+import type { ZooKeeperError } from '../../protocol/index.js';
 
 /**
  * A ZooKeeperClient's events and the arguments their listeners get: `client.on('conected', ...)`

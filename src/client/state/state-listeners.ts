@@ -1,5 +1,5 @@
-import type { SessionEvent } from '../connection/index.js';
-import type { ZooKeeperError } from '../protocol/index.js';
+import type { SessionEvent } from '../../connection/index.js';
+import type { ZooKeeperError } from '../../protocol/index.js';
 import { callListener } from './call-listener.js';
 
 /** Hears every state change of a client; `reason` comes with `suspended` and `expired`, with `connecting` when the client leaves a read-only server, and with `closed` when it closed itself (AUTHFAILED). */

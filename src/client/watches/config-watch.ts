@@ -1,5 +1,5 @@
-import type { WatchLists, WatcherEvent } from '../protocol/index.js';
-import { callListener } from './call-listener.js';
+import type { WatchLists, WatcherEvent } from '../../protocol/index.js';
+import { callListener } from '../state/call-listener.js';
 import type { WatchEventType, Watcher } from './watch-event.js';
 import { eventTypeName } from './watch-event.js';
 

@@ -1,5 +1,5 @@
-import type { SessionEvent } from '../connection/index.js';
-import type { ZooKeeperError } from '../protocol/index.js';
+import type { SessionEvent } from '../../connection/index.js';
+import type { ZooKeeperError } from '../../protocol/index.js';
 import type { StateListener } from './state-listeners.js';
 
 /** One state change of a client, as `client.states()` yields it. */

@@ -1,6 +1,6 @@
-import { ZooKeeperError } from '../protocol/index.js';
+import { ZooKeeperError } from '../../protocol/index.js';
 import type { WatchEvent, Watcher } from './watch-event.js';
-import { callListener } from './call-listener.js';
+import { callListener } from '../state/call-listener.js';
 
 export interface PersistentWatchOptions {
   /**
