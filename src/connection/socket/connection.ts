@@ -1,4 +1,4 @@
-import type net from 'node:net';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { DecodedFrame } from '../../protocol/index.js';
 import { FrameDecoder, ZooKeeperError } from '../../protocol/index.js';
@@ -68,7 +68,7 @@ export class Connection {
   readonly released: Promise<void>;
 
   constructor(
-    private readonly socket: net.Socket,
+    private readonly socket: Socket,
     private readonly handlers: ConnectionHandlers,
     maxReplyBytes: number,
     readonly label: string,
