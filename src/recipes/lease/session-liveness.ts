@@ -23,7 +23,7 @@ const livenesses = new WeakMap<ZooKeeperClient, Liveness>();
 
 /**
  * Every lease depends on `client.sessionAliveUntil()`, the bound the client proves with sync round
- * trips (see connection/liveness-proof.ts). From the first lock a client takes until it closes,
+ * trips (see connection/session/liveness-proof.ts). From the first lock a client takes until it closes,
  * it sends one `sync` every tenth of the session timeout (one in flight at a time), whether or
  * not a lease is held at that moment: a proof takes about a quarter of the timeout to build, so
  * it must already stand when the next lease begins. With the heartbeat going the proof trails the
