@@ -22,8 +22,8 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: {
-      // Node 20 never frees one that has an 'abort' listener: see src/recipes/any-signal.ts.
-      'no-restricted-properties': ['error', { object: 'AbortSignal', property: 'any', message: 'use anySignal (src/recipes/any-signal.ts): Node 20 never frees an AbortSignal.any that has a listener' }],
+      // Node 20 never frees one that has an 'abort' listener: see src/recipes/support/any-signal.ts.
+      'no-restricted-properties': ['error', { object: 'AbortSignal', property: 'any', message: 'use anySignal (src/recipes/support/any-signal.ts): Node 20 never frees an AbortSignal.any that has a listener' }],
     },
   },
   {

@@ -1,6 +1,6 @@
 import type { AcquireOptions, Lease, MultiLease, Stat } from '../src/index.js';
 import { LockLostError, MultiLock, Mutex, NonReentrantMutex, ReadWriteLock, Semaphore, SimpleLock, ZooKeeperClient, ZooKeeperError, joinPath, requestRevocation } from '../src/index.js';
-import { endSession } from '../src/connection/end-session.js';
+import { endSession } from '../src/connection/session/end-session.js';
 import { FaultProxy } from '../src/testing/index.js';
 import type { ZooKeeperEnsemble } from '../src/testing/index.js';
 import type { RequestVerdict } from '../src/testing/request-filter.js';

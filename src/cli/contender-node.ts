@@ -1,14 +1,8 @@
 import type { ZooKeeperClient } from '../index.js';
-import { ZooKeeperError, joinPath, parseContender } from '../index.js';
-import { KAZOO_LEASE_NAME, LEASE_NAME } from '../recipes/inspect.js';
+import { ZooKeeperError, joinPath } from '../index.js';
 import { CliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import { inspectLockAt } from './semaphore-layout.js';
-
-/** A node a lock's contender made: a queue contender (zklock, Curator or kazoo name) or a semaphore's lease, Curator's or kazoo's (no queue contender, but it holds a slot just the same). */
-export function isContenderNode(name: string): boolean {
-  return parseContender(name) !== undefined || LEASE_NAME.test(name) || KAZOO_LEASE_NAME.test(name);
-}
 
 /**
  * The path of a contender of the lock at `lockPath` named as `status` names it (its node name,

@@ -1,7 +1,7 @@
 import type { LockState, ZooKeeperClient } from '../index.js';
 import { ZooKeeperError, inspectLock, joinPath } from '../index.js';
 import { isKazooLeases, kazooSemaphoreLock } from '../recipes/inspect.js';
-import { isContenderNode } from './contender-node.js';
+import { isContenderNode } from './contender-names.js';
 
 /** A semaphore keeps its contenders one level down, in these children (Curator's InterProcessSemaphoreV2 layout). */
 export const SEMAPHORE_PARTS: ReadonlySet<string> = new Set(['leases', 'locks']);

@@ -3,7 +3,7 @@ import type { TracingChannel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import type { RequestSpec, SessionEvent } from '../connection/index.js';
 import type { ZooKeeperError } from '../protocol/index.js';
-import type { WatchEventType } from './watch-event.js';
+import type { WatchEventType } from './watches/watch-event.js';
 
 /**
  * The client's diagnostics_channel contract (see the README's "Tracing and metrics"). Payloads are

@@ -1,6 +1,6 @@
 import { parseEnsembleConfig } from './ensemble-config.js';
-import type { StateListener } from './state-listeners.js';
-import type { WatchEvent, Watcher } from './watch-event.js';
+import type { StateListener } from './state/state-listeners.js';
+import type { WatchEvent, Watcher } from './watches/watch-event.js';
 
 /** What the follower needs of its client: its public API, nothing more. */
 export interface FollowedClient {

@@ -1,6 +1,6 @@
-export * from './connect-string.js';
-export * from './session.js';
-export type { RequestSpec } from './packet.js';
-export type { TlsOptions } from './transport.js';
-export type { SaslOptions } from './sasl.js';
-export { checkSaslOptions } from './sasl.js';
+export * from './hosts/connect-string.js';
+export * from './session/session.js';
+export type { RequestSpec } from './session/packet.js';
+export type { TlsOptions } from './socket/transport.js';
+export type { SaslOptions } from './session/sasl.js';
+export { checkSaslOptions } from './session/sasl.js';

@@ -21,7 +21,7 @@ export type LocalErrorCode =
 
 /**
  * The codes of the layers above the client (the lock recipes': LOCK_TIMEOUT, NODE_DELETED, ...),
- * merged in by those layers (see recipes/lock-error.ts) so that `code` stays one closed union
+ * merged in by those layers (see recipes/support/lock-error.ts) so that `code` stays one closed union
  * while this layer knows nothing of theirs. Only the keys matter.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging

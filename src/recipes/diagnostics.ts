@@ -2,10 +2,10 @@ import * as diagnostics_channel from 'node:diagnostics_channel';
 import type { TracingChannel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import { hexId } from '../client/diagnostics.js';
-import type { Layout } from './contender-name.js';
-import type { Lease } from './lease.js';
-import type { LockLostReason } from './lock-error.js';
-import type { MultiLease } from './multi-lock.js';
+import type { Layout } from './queue/contender-name.js';
+import type { Lease } from './lease/lease.js';
+import type { LockLostReason } from './support/lock-error.js';
+import type { MultiLease } from './locks/multi-lock.js';
 
 /**
  * The locks' diagnostics_channel contract (see the README's "Tracing and metrics"). As on the

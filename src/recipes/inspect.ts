@@ -1,12 +1,12 @@
 import type { Stat, ZooKeeperClient } from '../client/index.js';
 import { ZooKeeperError, joinPath } from '../client/index.js';
-import type { Contender } from './contender-name.js';
-import { blockers, sortContenders } from './contender-name.js';
-import type { OwnerInfo } from './owner-data.js';
-import { isDowngraded, isMarkedHeld } from './owner-data.js';
-import { isRevocationRequest, ownerOf } from './revocation.js';
-import type { EachRead } from './read-each.js';
-import { readEach } from './read-each.js';
+import type { Contender } from './queue/contender-name.js';
+import { blockers, sortContenders } from './queue/contender-name.js';
+import type { OwnerInfo } from './support/owner-data.js';
+import { isDowngraded, isMarkedHeld } from './support/owner-data.js';
+import { isRevocationRequest, ownerOf } from './lease/revocation.js';
+import type { EachRead } from './support/read-each.js';
+import { readEach } from './support/read-each.js';
 
 export interface ContenderInfo {
   name: string;

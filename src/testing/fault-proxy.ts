@@ -4,9 +4,8 @@ import { withTimeout } from './bounded-wait.js';
 import { HarnessError } from './harness-error.js';
 import { LOOPBACK } from './loopback-ports.js';
 import { DIRECTIONS, directionsOf, ProxyConnection } from './proxy-connection.js';
-import type { ProxyChunkEvent } from './proxy-connection.js';
+import type { ProxyChunkEvent, RequestDecider } from './proxy-connection.js';
 import type { Direction, DirectionSelector } from './proxy-flow.js';
-import type { RequestDecider } from './request-filter.js';
 
 /** Where a {@link FaultProxy} forwards to. */
 export interface FaultProxyOptions {

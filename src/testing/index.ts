@@ -57,10 +57,10 @@ export type { DigestIdentity } from './identity.js';
 export { FaultProxy } from './fault-proxy.js';
 export type { FaultProxyOptions, ProxyStats, WaitForBytesOptions } from './fault-proxy.js';
 export { ProxyConnection } from './proxy-connection.js';
-export type { ProxyChunkEvent } from './proxy-connection.js';
+export type { ProxyChunkEvent, ProxyRequest, RequestDecider } from './proxy-connection.js';
 export type { Direction, DirectionSelector } from './proxy-flow.js';
-export { OPCODES_SINCE_ZOOKEEPER_36, asZooKeeper35 } from './request-filter.js';
-export type { ProxyRequest, RequestDecider, RequestVerdict } from './request-filter.js';
+export { OPCODES_SINCE_ZOOKEEPER_36, asZooKeeper35 } from './zookeeper35.js';
+export type { RequestVerdict } from './request-filter.js';
 
 export { fourLetterWord, parseServerStatus } from './four-letter-word.js';
 export type { FourLetterWordOptions, ServerMode, ServerStatus } from './four-letter-word.js';

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { ProxyFlow } from './proxy-flow.js';
 import type { Direction, DirectionSelector, FlowFaults } from './proxy-flow.js';
 import { RequestFilter } from './request-filter.js';
-import type { RequestDecider } from './request-filter.js';
+import type { RequestVerdict } from './request-filter.js';
 
 /** Reported for every chunk a {@link FaultProxy} forwarded (once handed to the kernel) or black-holed. */
 export interface ProxyChunkEvent {
@@ -15,6 +15,24 @@ export interface ProxyChunkEvent {
   /** Bytes forwarded in `direction` on this connection so far, this chunk included. */
   readonly forwardedBytes: number;
 }
+
+/**
+ * A client request seen by a {@link FaultProxy} with `onRequest`. The connect request is not one,
+ * nor is a ping (-2) or an auth (-4): those are always forwarded, the decider is not asked (the
+ * server answers auth out of order, so a reply could not be told to be the refused one's).
+ * The watch re-registrations (setWatches 101, setWatches2 105) are, although they all share xid
+ * -8: the server answers them in order with the rest, so the n-th reply of xid -8 is the n-th's.
+ */
+export interface ProxyRequest {
+  readonly connection: ProxyConnection;
+  /** The request's xid: 0 or more, or -8 for a watch re-registration (see above). */
+  readonly xid: number;
+  /** ZooKeeper's opcode: create 1, getData 4, multi 14, addWatch 106, ... */
+  readonly opcode: number;
+}
+
+/** Decides each request's fate; called synchronously as the request passes. */
+export type RequestDecider = (request: ProxyRequest) => RequestVerdict;
 
 /** What a connection needs from its proxy. */
 export interface ProxyConnectionHooks {

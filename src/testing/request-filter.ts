@@ -1,20 +1,3 @@
-import type { ProxyConnection } from './proxy-connection.js';
-
-/**
- * A client request seen by a {@link FaultProxy} with `onRequest`. The connect request is not one,
- * nor is a ping (-2) or an auth (-4): those are always forwarded, the decider is not asked (the
- * server answers auth out of order, so a reply could not be told to be the refused one's).
- * The watch re-registrations (setWatches 101, setWatches2 105) are, although they all share xid
- * -8: the server answers them in order with the rest, so the n-th reply of xid -8 is the n-th's.
- */
-export interface ProxyRequest {
-  readonly connection: ProxyConnection;
-  /** The request's xid: 0 or more, or -8 for a watch re-registration (see above). */
-  readonly xid: number;
-  /** ZooKeeper's opcode: create 1, getData 4, multi 14, addWatch 106, ... */
-  readonly opcode: number;
-}
-
 /**
  * What becomes of one request (one with a negative xid is always forwarded, see ProxyRequest):
  * - `forward`: it goes on to the server;
@@ -42,11 +25,16 @@ export type RequestVerdict =
   | { readonly delayReply: number }
   | Refusal;
 
+/** What a RequestFilter does to its connection (a ProxyConnection), besides handing it to the decider. */
+export interface FilteredConnection {
+  reset(): void;
+  blackhole(direction: 'upstream'): void;
+  holdUpstream(ms: number): void;
+  holdDownstream(ms: number): void;
+}
+
 /** A request refused with an error (see RequestVerdict). */
 type Refusal = { readonly error: number; readonly close?: boolean };
-
-/** Decides each request's fate; called synchronously as the request passes. */
-export type RequestDecider = (request: ProxyRequest) => RequestVerdict;
 
 /** Longer than any frame a ZooKeeper peer sends: what starts with such a length is not ZooKeeper's framing (a TLS record, a four-letter word). */
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
@@ -54,25 +42,6 @@ const EXISTS = 3;
 const EMPTY: Buffer = Buffer.alloc(0);
 /** The xid of every watch re-registration frame (setWatches, setWatches2). */
 const SET_WATCHES_XID = -8;
-/** ZooKeeper's UNIMPLEMENTED error code. */
-const UNIMPLEMENTED = -6;
-
-/**
- * The operations ZooKeeper 3.5 does not know, all added in 3.6 or later (checked against
- * Request.isValid of release-3.5.10 and ZooDefs.OpCode of release-3.6.0 and 3.7.0): multiRead 22,
- * getEphemerals 103, getAllChildrenNumber 104, setWatches2 105, addWatch 106 (3.6), whoAmI 107 (3.7).
- */
-export const OPCODES_SINCE_ZOOKEEPER_36: ReadonlySet<number> = new Set([22, 103, 104, 105, 106, 107]);
-
-/**
- * A decider that makes the server behind the proxy play ZooKeeper 3.5: an operation 3.5 does not
- * know ({@link OPCODES_SINCE_ZOOKEEPER_36}) is answered UNIMPLEMENTED and the connection closed,
- * as 3.5's UnimplementedRequestProcessor does (the session lives on); every other request is
- * put to `then` (default: forwarded).
- */
-export function asZooKeeper35(then: RequestDecider = () => 'forward'): RequestDecider {
-  return (request) => (OPCODES_SINCE_ZOOKEEPER_36.has(request.opcode) ? { error: UNIMPLEMENTED, close: true } : then(request));
-}
 
 /**
  * Splits one direction's bytes into ZooKeeper frames (a 4-byte length, then the payload), holding
@@ -112,7 +81,7 @@ class Frames {
  * same xid, and that reply's body by the error: the server answers in order, so the client's
  * replies stay in order too, and the error carries the server's real zxid.
  */
-export class RequestFilter {
+export class RequestFilter<C extends FilteredConnection> {
   /** Downstream bytes (as rewritten) after which the connection is to close; set once a reply asked for it. */
   closeAfter: number | undefined;
   readonly #refused = new Map<number, Refusal>();
@@ -129,8 +98,8 @@ export class RequestFilter {
   #emitted = 0;
 
   constructor(
-    private readonly connection: ProxyConnection,
-    private readonly decide: RequestDecider,
+    private readonly connection: C,
+    private readonly decide: (request: { readonly connection: C; readonly xid: number; readonly opcode: number }) => RequestVerdict,
   ) {}
 
   upstream(chunk: Buffer): Buffer {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Mutex, Semaphore } from '../../src/index.js';
-import { parseOwner } from '../../src/recipes/owner-data.js';
+import { parseOwner } from '../../src/recipes/support/owner-data.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { HOLD, LONG_HOLD_MS, endHolds, runCli, startCli, waitForEvents } from './helpers/cli.js';

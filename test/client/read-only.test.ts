@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import type { WatchEvent } from '../../src/index.js';
 import { Mutex, ZooKeeperClient, ZooKeeperError } from '../../src/index.js';
-import { MAX_PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS } from '../../src/connection/rw-probe.js';
+import { MAX_PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS } from '../../src/connection/hosts/rw-probe.js';
 import type { EnsembleMember } from '../../src/testing/index.js';
 import { ZooKeeperEnsemble } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, harnessBound } from '../support/bounds.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SessionEvent } from '../../src/index.js';
-import { MAX_BUFFERED_STATE_CHANGES, StateChanges } from '../../src/client/state-changes.js';
-import type { StateListener } from '../../src/client/state-listeners.js';
-import { StateListeners } from '../../src/client/state-listeners.js';
+import { MAX_BUFFERED_STATE_CHANGES, StateChanges } from '../../src/client/state/state-changes.js';
+import type { StateListener } from '../../src/client/state/state-listeners.js';
+import { StateListeners } from '../../src/client/state/state-listeners.js';
 
 /** A StateChanges on a fan-out these tests drive by hand, as the client's session would. */
 function changesOf(signal?: AbortSignal): { listeners: StateListeners; changes: StateChanges } {

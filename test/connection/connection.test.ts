@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { describe, it } from 'node:test';
-import type { ConnectionHandlers } from '../../src/connection/connection.js';
-import { Connection } from '../../src/connection/connection.js';
-import { openSocket } from '../../src/connection/transport.js';
+import type { ConnectionHandlers } from '../../src/connection/socket/connection.js';
+import { Connection } from '../../src/connection/socket/connection.js';
+import { openSocket } from '../../src/connection/socket/transport.js';
 import type { DecodedFrame, ZooKeeperError } from '../../src/protocol/index.js';
 
 /** A length-prefixed frame holding one byte. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FrameQueue } from '../../src/connection/frame-queue.js';
+import { FrameQueue } from '../../src/connection/socket/frame-queue.js';
 import { Writer } from '../../src/protocol/index.js';
 
 /** A request frame: xid 0 (written when taken), then `body`. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { HostPort } from '../../src/connection/connect-string.js';
-import { HostList } from '../../src/connection/host-list.js';
+import type { HostPort } from '../../src/connection/hosts/connect-string.js';
+import { HostList } from '../../src/connection/hosts/host-list.js';
 
 const hosts = (...ports: number[]): HostPort[] => ports.map((port) => ({ host: '127.0.0.1', port }));
 const TRIALS = 4000;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LivenessProof } from '../../src/connection/liveness-proof.js';
+import { LivenessProof } from '../../src/connection/session/liveness-proof.js';
 
 /** G, the longest the leader may go between two pings to a follower, in these cases. */
 const G = 1000;

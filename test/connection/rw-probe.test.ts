@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { HostPort } from '../../src/connection/index.js';
-import { ReadWriteSeeker, servesReadWrite } from '../../src/connection/rw-probe.js';
+import { ReadWriteSeeker, servesReadWrite } from '../../src/connection/hosts/rw-probe.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { expectNothingLeft, openResources } from '../support/resources.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { ZooKeeperError } from '../../src/index.js';
-import { DigestMd5Client, parseDirectives } from '../../src/connection/sasl.js';
+import { DigestMd5Client, parseDirectives } from '../../src/connection/session/sasl.js';
 
 const CHALLENGE = Buffer.from('realm="zk-sasl-md5",nonce="n0nce\\"x",qop="auth",charset=utf-8,algorithm=md5-sess');
 const OPTIONS = { mechanism: 'DIGEST-MD5', username: 'bob', password: 'pw' } as const;

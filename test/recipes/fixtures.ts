@@ -55,7 +55,7 @@ export class RecipeFixture {
 
   /**
    * No node left under `path`. A node an acquire gave up on may still be on its way out: the
-   * rejection waits for its delete only briefly (giveUpNode in src/recipes/abandon.ts), so this
+   * rejection waits for its delete only briefly (giveUpNode in src/recipes/support/abandon.ts), so this
    * waits a few round trips for the path to empty first. A leaked node never goes: its session lives on.
    */
   async assertNoNodes(path: string, why = 'no contender node is left'): Promise<void> {

@@ -6,7 +6,7 @@ import { stall } from '../support/wait.js';
 import { RecipeFixture, isLockError, onRequests, sleep } from './fixtures.js';
 
 /**
- * A lease trusts only a proof that the leader heard of the session (connection/liveness-proof.ts).
+ * A lease trusts only a proof that the leader heard of the session (connection/session/liveness-proof.ts).
  * The proof must already stand when a lease begins, and stay fresh while it is held; an earlier
  * version let it go stale on a client that took only short holds, so every later lease was born
  * lost (SESSION_MAY_HAVE_EXPIRED at once).

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Lease, Stat } from '../../src/index.js';
 import { LockError, Mutex, NonReentrantMutex, ZooKeeperClient, ZooKeeperError, sortContenders } from '../../src/index.js';
 import { FaultProxy } from '../../src/testing/index.js';
-import { joinedHandoff } from '../../src/recipes/lock-delay.js';
+import { joinedHandoff } from '../../src/recipes/queue/lock-delay.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS, sessionBound } from '../support/bounds.js';
 import { JsonLineProcess } from '../support/json-line-process.js';
 import { serverWatches } from '../support/server-watches.js';
@@ -20,7 +20,7 @@ const SYSTEMERROR = -1;
 const KAZOO_WORKER = fileURLToPath(new URL('./fixtures/kazoo_worker.py', import.meta.url));
 
 /**
- * Lock-delay (src/recipes/lock-delay.ts): after a handoff not proven clean the next holder keeps
+ * Lock-delay (src/recipes/queue/lock-delay.ts): after a handoff not proven clean the next holder keeps
  * its node `lockDelay` ms before its acquire resolves; a clean release passes the lock on at once.
  * Times are on this process's performance.now(), the clock the lock's own wait uses; the lower
  * bounds are what the feature promises, never a claim of speed.

@@ -4,7 +4,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Lease } from '../../src/index.js';
 import { Mutex } from '../../src/index.js';
-import { KEPT_AHEAD } from '../../src/recipes/queue-watch.js';
+import { KEPT_AHEAD } from '../../src/recipes/queue/queue-watch.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { dataWatchesOf } from './lock-factories.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { provenSole } from '../../src/recipes/sequence-proof.js';
+import { provenSole } from '../../src/recipes/queue/fast/sequence-proof.js';
 
 describe('sequence proof of an uncontended re-acquire', () => {
   const prev = { seq: 41, czxid: 1000n };

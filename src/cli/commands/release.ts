@@ -1,10 +1,11 @@
 import { Command } from 'commander';
 import type { Stat } from '../../index.js';
 import { ZooKeeperError, isRevocationRequest } from '../../index.js';
-import { ownerOf } from '../../recipes/revocation.js';
+import { ownerOf } from '../../recipes/lease/revocation.js';
 import { CliError } from '../cli-error.js';
 import { confirm } from '../confirm.js';
-import { contenderPath, isContenderNode } from '../contender-node.js';
+import { contenderPath } from '../contender-node.js';
+import { isContenderNode } from '../contender-names.js';
 import { ownerLabel, table } from '../contender-format.js';
 import type { ConnectionFlags } from '../connection.js';
 import { QUICK_CONNECT_TIMEOUT_MS, addConnectionOptions, withClient } from '../connection.js';

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import type { LockState, ZooKeeperClient } from '../../index.js';
 import { ZooKeeperError, parseContender, requestRevocation } from '../../index.js';
-import { listensForRevocation, ownerOf } from '../../recipes/revocation.js';
+import { listensForRevocation, ownerOf } from '../../recipes/lease/revocation.js';
 import { CliError } from '../cli-error.js';
 import { contenderPath } from '../contender-node.js';
 import type { ConnectionFlags } from '../connection.js';
