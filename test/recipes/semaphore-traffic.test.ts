@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Lease, ZooKeeperClient } from '../../src/index.js';
 import { Semaphore } from '../../src/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
+import { loseReplyTo } from '../support/lose-reply.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, recordRequests, recordWatchEvents, track, within } from './fixtures.js';
 
@@ -71,7 +72,30 @@ describe('Semaphore: requests per turn and watch events per release', () => {
     await lease.release();
     assert.deepEqual(sent, [`delete ${leaseNode}`], 'the release: one delete');
     for (const held of holders.slice(1)) await held.release();
-    for (const waiter of behind) await (await within(waiter.promise, ROUND_TRIPS_MS, 'each waiter in turn')).release();
+    // Each releases once it holds (in queue order, which is not the array's).
+    await Promise.all(behind.map(async (waiter) => (await within(waiter.promise, WAITER_TIMEOUT_MS, 'every waiter in turn')).release()));
+    await zk.assertNoNodes(`${path}/leases`);
+    await zk.assertNoNodes(`${path}/locks`);
+  });
+
+  it('a transaction whose reply is lost (it ran) leaves no lease behind: the head gives up what it made and queues again, and ends with one lease', async () => {
+    const path = '/traffic/lost-reply';
+    const { client, proxy } = await zk.viaProxy({ sessionTimeout: 10_000 });
+    const semaphore = new Semaphore(client, path, 2);
+    await (await semaphore.acquire()).release(); // the paths and the limit exist
+    const created: string[] = [];
+    const watch = await zk.admin.addWatch(`${path}/leases`, { recursive: true });
+    watch.on((event) => void (event.type === 'created' && created.push(event.path)));
+    // The transaction is the first request whose bytes name a lease node ('-lease-'): its reply is lost, the connection reset.
+    const lost = loseReplyTo(proxy, '-lease-');
+    const lease = await within(semaphore.acquire({ timeout: WAITER_TIMEOUT_MS }), WAITER_TIMEOUT_MS, 'acquired after the lost reply');
+    await lost;
+    assert.equal(created.length, 2, `the transaction's lease, then the lease of the next turn: ${created.join(', ')}`);
+    assert.notEqual(created[0], lease.node, 'the lease of the lost reply was given up');
+    await eventually(async () => (await zk.children(`${path}/leases`)).length === 1, ROUND_TRIPS_MS, 'the given-up lease is deleted');
+    assert.deepEqual(await zk.children(`${path}/leases`), [lease.node.slice(lease.node.lastIndexOf('/') + 1)]);
+    await lease.release();
+    await watch.remove();
     await zk.assertNoNodes(`${path}/leases`);
     await zk.assertNoNodes(`${path}/locks`);
   });
