@@ -392,7 +392,14 @@ export class Semaphore {
         await limitChecked;
         const event = await deadline.race(changed);
         if (event.type === 'closed') throw new ZooKeeperError('CLOSED', 'client closed while waiting for a lease', { path: this.path, op: 'acquire' });
-        // Fired, so no watch is left: a holder went, and the next count most likely finds its slot.
+        // A child of leases/ changed since our watched count of `children.length`: while we head
+        // the queue, only deletions can (only the head creates lease nodes, Curator's head too;
+        // holders only delete theirs), so at most one fewer stand, and when one fewer makes room
+        // no count is needed. That we still head the queue when our leases are made is checked
+        // by the transaction itself (takeLeases). Not in kazoo's layout, whose listing is of the
+        // path itself, where another layout's contender may create a child (see refuseLayout).
+        if (event.type === 'childrenChanged' && this.layout === 'curator' && children.length - 1 + count <= this.maxLeases) return 'listed';
+        // Fired, so no watch is left: the next count most likely finds a slot.
         watching = false;
       } catch (error) {
         this.client.removeWatcher(this.leasesPath, watcher).catch(() => undefined);
