@@ -100,14 +100,14 @@ const FULL = {
   ],
 } as const;
 
-const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'overload', 'memory', 'longqueue', 'profile', 'tracing']);
+const GROUPS: ReadonlySet<string> = new Set(['client', 'lock', 'semaphore', 'overload', 'memory', 'longqueue', 'profile', 'tracing']);
 
-const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|overload|memory|longqueue|profile|tracing] [--long-queue N,…] [--baseline DIR]
+const USAGE = `usage: npm run bench -- [--quick] [--no-kazoo] [--no-curator] [--no-fsync] [--only client|lock|semaphore|overload|memory|longqueue|profile|tracing] [--long-queue N,…] [--baseline DIR]
   --quick      short run (about a minute), to check that everything works
   --no-kazoo   skip the Python peer
   --no-curator skip the Java peer (Apache Curator 5.4)
   --no-fsync   the server skips fsync (forceSync=no, data in the temp dir): the test setting
-  --only G     run only scenario group G (client, lock, overload, memory, longqueue, profile or tracing); repeatable
+  --only G     run only scenario group G (client, lock, overload, memory, longqueue, profile or tracing; semaphore: the lock group's semaphore row alone); repeatable
   --long-queue N,…  the long-queue rows' sizes (waiters on the lock, each a multiple of the sessions: 100, 10 with --quick)
   --baseline D the tracing group also runs the build of zklock in D (D/dist/index.js), e.g. the commit before a change`;
 

@@ -32,7 +32,7 @@ export async function lockScenarios(bench: Bench): Promise<Row[]> {
   const limit = await handoffLimit(bench);
   rows.push(...limit);
   bench.log('  handoff limit: done');
-  const { sessions, contendedMs: durationMs, readRatio, semaphoreSessions, semaphoreLeases: leases, semaphoreHoldMs: holdMs } = bench.config;
+  const { sessions, contendedMs: durationMs, readRatio } = bench.config;
   const contention = await contended(bench, 'contended', `${sessions} sessions, 1 lock`, { sessions, locks: 1, durationMs }, { handoff: true, goalVsCurator: 1.5, traffic: true });
   rows.push(...contention);
   noteAgainstLimit(contention, limit);
@@ -42,7 +42,14 @@ export async function lockScenarios(bench: Bench): Promise<Row[]> {
   rows.push(...(await herds(bench)));
   rows.push(...(await contended(bench, 'rw', `${sessions} sessions, ${readRatio * 100}% reads`, { sessions, locks: 1, durationMs, readRatio }, { handoff: false })));
   bench.log('  read/write: done');
-  rows.push(...(await contended(bench, 'semaphore', `semaphore N=${leases}, ${semaphoreSessions} sessions, ${holdMs} ms holds`, { sessions: semaphoreSessions, locks: 1, durationMs, leases, holdMs }, { handoff: false })));
+  rows.push(...(await semaphoreScenario(bench)));
+  return rows;
+}
+
+/** (g) The semaphore row alone (`--only semaphore` runs just this), with the server's requests and watch events per cycle. */
+export async function semaphoreScenario(bench: Bench): Promise<Row[]> {
+  const { contendedMs: durationMs, semaphoreSessions, semaphoreLeases: leases, semaphoreHoldMs: holdMs } = bench.config;
+  const rows = await contended(bench, 'semaphore', `semaphore N=${leases}, ${semaphoreSessions} sessions, ${holdMs} ms holds`, { sessions: semaphoreSessions, locks: 1, durationMs, leases, holdMs }, { handoff: false, traffic: true });
   bench.log('  semaphore: done');
   return rows;
 }

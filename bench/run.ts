@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|overload|memory|longqueue|profile|tracing] [-- --long-queue N,…] [-- --baseline DIR]`:
+ * `npm run bench [-- --quick] [-- --no-kazoo] [-- --no-curator] [-- --no-fsync] [-- --only client|lock|semaphore|overload|memory|longqueue|profile|tracing] [-- --long-queue N,…] [-- --baseline DIR]`:
  * starts a standalone ZooKeeper server with the testing harness, runs the client and lock
  * scenarios for zklock, node-zookeeper-client, kazoo and (lock rows) Curator against it, zklock's overload
  * and memory scenarios, and the long queues of zklock, Curator and kazoo, prints a table and writes bench/results/.
@@ -15,7 +15,7 @@ import { parseArgs } from './config.js';
 import type { Bench } from './context.js';
 import type { BenchConfig } from './config.js';
 import { frameDecoderRows } from './frame-decoder.js';
-import { lockScenarios } from './lock-scenarios.js';
+import { lockScenarios, semaphoreScenario } from './lock-scenarios.js';
 import { longQueueScenarios } from './long-queue.js';
 import { leftOut } from './measure.js';
 import { memoryScenarios } from './memory.js';
@@ -111,6 +111,9 @@ async function main(): Promise<void> {
   if (wants('lock')) {
     log('lock scenarios…');
     rows.push(...(await lockScenarios(bench)));
+  } else if (config.only.has('semaphore')) {
+    log('semaphore scenario…');
+    rows.push(...(await semaphoreScenario(bench)));
   }
   if (wants('overload')) {
     log('overload scenarios…');
