@@ -14,6 +14,7 @@ import { awaitSession, ensureLockPath, sessionForCreate } from '../support/recon
 import type { ReleasedContender } from './fast/sequence-proof.js';
 import { provenSole } from './fast/sequence-proof.js';
 import { holdsNoUserData, parseRecord } from './fast/release-record.js';
+import { fastPaths } from './fast/switch.js';
 import { createMayHaveRun, isTransient } from '../support/transient.js';
 import type { Handoff, ParentRead } from './lock-delay.js';
 import { joinedHandoff } from './lock-delay.js';
@@ -90,17 +91,19 @@ export function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
 }
 
 async function joinQueue(o: QueueOptions): Promise<HeldNode> {
+  // Read once: one acquire runs with the fast paths or without them throughout (see fast/switch.ts).
+  const fast = fastPaths();
   for (;;) {
     o.deadline.check();
     const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, {
-      previous: o.previous,
+      previous: fast ? o.previous : undefined,
       failOnExpiry: o.failOnExpiry,
       readFirst: o.lockDelay !== undefined,
       container: o.lockDelay === undefined,
       acl: o.acl,
     });
     try {
-      const turn = await waitForTurn(o, node);
+      const turn = await waitForTurn(o, node, fast);
       if (!o.lockDelay || !turn.handoff) return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver: turn.recordOver ?? null, watch: turn.watch };
       let { recordOver } = turn;
       let delayed = 0;
@@ -284,8 +287,13 @@ interface Turn {
   watch?: NodeWatch;
 }
 
-/** Resolves when our node holds the lock, with what our release may record and, with a lockDelay, how the lock came to us. */
-async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
+/**
+ * Resolves when our node holds the lock, with what our release may record and, with a lockDelay,
+ * how the lock came to us. Without `fast` (see fast/switch.ts) the plain queue only: no lookahead,
+ * and no release record read in place of the check; a lockDelay still reads the lock path once
+ * it holds, as the feature's own proof of a clean handoff (lock-delay.ts).
+ */
+async function waitForTurn(o: QueueOptions, node: Created, fast: boolean): Promise<Turn> {
   if (node.children === null) {
     if (o.trace) o.trace.queuePosition ??= 0;
     // Our own last hold, and nobody queued since (provenSole): clean when its holder let it go, not when a hold limit forced it.
@@ -313,14 +321,14 @@ async function waitForTurn(o: QueueOptions, node: Created): Promise<Turn> {
   try {
     while (ahead.near.length > 0) {
       const gone = ahead.near[0]!;
-      lookahead = followsRest(o.kind, ahead) ? new Lookahead(o, ahead.near.slice(1), owner) : undefined;
+      lookahead = fast && followsRest(o.kind, ahead) ? new Lookahead(o, ahead.near.slice(1), owner) : undefined;
       const byZklock = await waitUntilGone(o, gone, owner);
       // Only a lockDelay judges the handoff: no clock read or record of it otherwise.
       if (o.lockDelay) last = { gone, byZklock, seenAt: performance.now() };
       if (ours?.deleted) throw new NodeLost();
       if (await lookahead?.clear()) break;
       lookahead?.stop();
-      const check = await stillBlocking(o, gone.name, mayHaveRecorded(gone, byZklock), { near: ahead.near.slice(1), more: ahead.more }, owner);
+      const check = await stillBlocking(o, gone.name, fast && mayHaveRecorded(gone, byZklock), { near: ahead.near.slice(1), more: ahead.more }, owner);
       ahead = check.blocking;
       if (check.record) {
         recordOver = check.record.over;
