@@ -5,10 +5,11 @@ import { runInNewContext } from 'node:vm';
 import type { Lease } from '../../src/index.js';
 import { Mutex } from '../../src/index.js';
 import { KEPT_AHEAD } from '../../src/recipes/queue/queue-watch.js';
+import { setFastPaths } from '../../src/recipes/queue/fast/switch.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 import { dataWatchesOf } from './lock-factories.js';
-import { RecipeFixture, isLockError, track, within } from './fixtures.js';
+import { RecipeFixture, countListings, isLockError, seqOf, track, within } from './fixtures.js';
 
 /** The heap as the memory bench counts it (bench/heap.ts): used heap plus ArrayBuffers, after full collections. */
 function heapAfterGc(): number {
@@ -62,6 +63,44 @@ describe('long queues', () => {
     const got: Lease = await within(acquired.promise, ROUND_TRIPS_MS, 'the subject acquiring after the release');
     assert.deepEqual(await zk.children(path), [got.node.slice(path.length + 1)], 'only the subject is left, holding');
     await got.release();
+  });
+
+  /**
+   * `count` acquires on one client, all called at once, queue behind a holder on another client;
+   * then the queue drains. Returns how many listings the waiters' client sent, and checks the
+   * lock's promises on the way: one holder at a time, in queue order, no node left.
+   */
+  async function joinAtOnce(path: string, count: number): Promise<number> {
+    const holder = await new Mutex(await zk.client(), path).acquire();
+    const client = await zk.client();
+    const listed = countListings(client);
+    let holding = 0;
+    const order: number[] = [];
+    const acquires = Array.from({ length: count }, async () => {
+      const lease = await new Mutex(client, path).acquire({ timeout: 3 * ROUND_TRIPS_MS });
+      assert.equal(++holding, 1, 'never two holders');
+      order.push(seqOf(lease.node));
+      holding--;
+      await lease.release();
+    });
+    await eventually(async () => (await zk.children(path)).length === count + 1, ROUND_TRIPS_MS, 'every waiter queued');
+    const listings = listed.length;
+    await holder.release();
+    await within(Promise.all(acquires), 3 * ROUND_TRIPS_MS, 'every waiter in turn');
+    assert.deepEqual(order, [...order].sort((a, b) => a - b), 'held in queue order');
+    await zk.assertNoNodes(path);
+    return listings;
+  }
+
+  it('joins of one client on one lock share listings: 100 acquires at once send fewer than 100 (shared-listing.ts), and one each with the fast paths off', async () => {
+    const shared = await joinAtOnce('/long/shared-listing', 100);
+    assert.ok(shared < 100, `${shared} listings for 100 joins`);
+    const was = setFastPaths(false);
+    try {
+      assert.equal(await joinAtOnce('/long/own-listing', 100), 100, 'the plain queue: one listing per join');
+    } finally {
+      setFastPaths(was);
+    }
   });
 
   it('one process waiting with 1,000 acquires on one lock keeps a heap per waiter independent of its place in the queue', async () => {

@@ -73,7 +73,30 @@ export function blockers(queue: readonly Contender[], self: Contender, ignore: R
   for (const c of queue) {
     if (c.name === self.name) break;
     if (ignore.has(c.name)) continue;
-    if (self.kind === 'exclusive' || c.kind === 'exclusive') ahead.push(c);
+    if (blocks(c, self)) ahead.push(c);
   }
   return ahead.reverse();
+}
+
+/** Whether `ahead`, queued before `self`, keeps it waiting: the rule of blockers() for one pair. */
+export function blocks(ahead: Contender, self: Contender): boolean {
+  return self.kind === 'exclusive' || ahead.kind === 'exclusive';
+}
+
+/**
+ * The index of the contender with sequence `seq` in `queue` (in queue order, as sortContenders
+ * gives it), or -1: a binary search, so that a listing shared by many waiters (see
+ * fast/shared-listing.ts) costs each of them O(log n), not a walk to its place.
+ */
+export function indexOfSeq(queue: readonly Contender[], seq: number): number {
+  let low = 0;
+  let high = queue.length - 1;
+  while (low <= high) {
+    const mid = (low + high) >>> 1;
+    const order = compareSeq(queue[mid]!.seq, seq);
+    if (order === 0) return mid;
+    if (order < 0) low = mid + 1;
+    else high = mid - 1;
+  }
+  return -1;
 }

@@ -2,7 +2,7 @@ import type { Stat, WatchEvent, ZooKeeperClient } from '../../client/index.js';
 import { ZooKeeperError, joinPath } from '../../client/index.js';
 import { abandon, giveUpNode } from '../support/abandon.js';
 import type { Contender, ContenderKind, Layout } from './contender-name.js';
-import { contenderPrefix, sortContenders } from './contender-name.js';
+import { contenderPrefix, indexOfSeq, sortContenders } from './contender-name.js';
 import type { Deadline } from '../support/deadline.js';
 import type { AcquireMessage } from '../diagnostics.js';
 import { deleteGuaranteed } from '../support/guaranteed-delete.js';
@@ -15,6 +15,8 @@ import type { ReleasedContender } from './fast/sequence-proof.js';
 import { provenSole } from './fast/sequence-proof.js';
 import { holdsNoUserData, parseRecord } from './fast/release-record.js';
 import { fastPaths } from './fast/switch.js';
+import type { Listing } from './fast/shared-listing.js';
+import { sharedListing } from './fast/shared-listing.js';
 import { createMayHaveRun, isTransient } from '../support/transient.js';
 import type { Handoff, ParentRead } from './lock-delay.js';
 import { joinedHandoff } from './lock-delay.js';
@@ -97,6 +99,7 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
     o.deadline.check();
     const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, {
       previous: fast ? o.previous : undefined,
+      shared: fast,
       failOnExpiry: o.failOnExpiry,
       readFirst: o.lockDelay !== undefined,
       container: o.lockDelay === undefined,
@@ -133,8 +136,12 @@ async function joinQueue(o: QueueOptions): Promise<HeldNode> {
 }
 
 export interface Created extends QueuedNode {
-  /** The parent's children, listed right after the create in the same session; null when the sequence proved ours the only contender, or no listing was asked for. */
-  children: string[] | null;
+  /**
+   * The parent's contenders in queue order, listed after the create in the same session (maybe
+   * shared with other joins, see shared-listing.ts: only read, never changed); null when the
+   * sequence proved ours the only contender, or no listing was asked for.
+   */
+  queue: readonly Contender[] | null;
   /** With `readFirst`: the parent read right before the create (none when its answer was lost). */
   before?: ParentRead;
   /** The parent's stat in the listing (none without a listing, or when the create's reply was lost). */
@@ -174,9 +181,11 @@ export async function createProtected(
     container?: boolean;
     /** The ACLs of our node and of the parent when missing (see lock-acl.ts). */
     acl?: LockAcl;
+    /** Share the listing with this client's other joins of `parent` (see shared-listing.ts). */
+    shared?: boolean;
   } = {},
 ): Promise<Created> {
-  const { previous, session: only, list: listed = true, readFirst = false, container = true, acl } = options;
+  const { previous, session: only, list: listed = true, readFirst = false, container = true, acl, shared = false } = options;
   const failOnExpiry = options.failOnExpiry === true || only !== undefined;
   for (;;) {
     deadline.check();
@@ -189,7 +198,7 @@ export async function createProtected(
     // Bounded by the deadline: a create queued while disconnected must not outlive the acquire.
     const path = joinPath(parent, prefix);
     const create = client.create(path, data, { mode: 'EPHEMERAL_SEQUENTIAL', acl: nodeAcl(client, acl, path), signal: deadline.requestSignal });
-    const list = previous || !listed ? undefined : client.getChildren(parent, { signal: deadline.requestSignal });
+    const list = previous || !listed ? undefined : listQueue(client, parent, deadline, shared);
     let ours: { path: string; owner: bigint } | undefined;
     try {
       const created = await create;
@@ -198,10 +207,10 @@ export async function createProtected(
       const seq = Number(name.slice(prefix.length));
       const before = reading && (await reading);
       if (!listed || (previous && provenSole(previous, { seq, czxid: created.stat.czxid }))) {
-        return { path: created.path, name, seq, stat: created.stat, children: null, before };
+        return { path: created.path, name, seq, stat: created.stat, queue: null, before };
       }
-      const { children, stat } = await (list ?? client.getChildren(parent, { signal: deadline.requestSignal }));
-      return { path: created.path, name, seq, stat: created.stat, children, before, listed: stat };
+      const { queue, stat } = await (list ?? listQueue(client, parent, deadline, shared));
+      return { path: created.path, name, seq, stat: created.stat, queue, before, listed: stat };
     } catch (error) {
       list?.catch(() => undefined);
       if (!(error instanceof ZooKeeperError)) throw error;
@@ -236,6 +245,12 @@ export async function createProtected(
   }
 }
 
+/** The parent's contenders in queue order, listed after every request this client sent so far: our create included. */
+function listQueue(client: ZooKeeperClient, parent: string, deadline: Deadline, shared: boolean): Promise<Listing> {
+  if (shared) return sharedListing(client, parent, deadline.requestSignal);
+  return client.getChildren(parent, { signal: deadline.requestSignal }).then(({ children, stat }) => ({ queue: sortContenders(children), stat }));
+}
+
 function sessionEnded(parent: string): LockError {
   return new LockError('SESSIONEXPIRED', 'the session expired while joining the queue', { path: parent, op: 'acquire' });
 }
@@ -265,7 +280,7 @@ async function adoptAfterConnectionLoss(
       const path = joinPath(lockPath, name);
       const stat = await client.exists(path, { signal });
       if (!stat) return undefined;
-      if (stat.ephemeralOwner === client.sessionId) return { path, name, seq: Number(name.slice(prefix.length)), stat, children };
+      if (stat.ephemeralOwner === client.sessionId) return { path, name, seq: Number(name.slice(prefix.length)), stat, queue: sortContenders(children) };
       // Left by our previous, expired session: the server is about to delete it, but until it does
       // it blocks everyone behind it. deleteGuaranteed would not touch another session's node.
       await client.delete(path, { version: stat.version }).catch(() => undefined);
@@ -294,7 +309,7 @@ interface Turn {
  * it holds, as the feature's own proof of a clean handoff (lock-delay.ts).
  */
 async function waitForTurn(o: QueueOptions, node: Created, fast: boolean): Promise<Turn> {
-  if (node.children === null) {
+  if (node.queue === null) {
     if (o.trace) o.trace.queuePosition ??= 0;
     // Our own last hold, and nobody queued since (provenSole): clean when its holder let it go, not when a hold limit forced it.
     return { recordOver: overOf(node.before), handoff: o.lockDelay ? { kind: o.previous?.forced ? 'unclean' : 'clean', seenAt: performance.now() } : undefined };
@@ -391,14 +406,14 @@ function followsRest(kind: ContenderKind, ahead: Blockers): boolean {
  * listing itself goes, so that a waiter's heap does not grow with its place in the queue.
  */
 function firstBlockers(o: QueueOptions, node: Created): Blockers {
-  const queue = sortContenders(node.children!);
-  node.children = null;
-  const self = queue.find((c) => c.name === node.name);
+  const queue = node.queue!;
+  node.queue = null;
+  const at = indexOfSeq(queue, node.seq);
   // Listed after our create in the same session, so someone deleted it in between (an operator, a forced release): queue again.
-  if (!self) throw new NodeLost();
+  if (queue[at]?.name !== node.name) throw new NodeLost();
   // The first listing's: a queue joined again after a session loss does not replace it (see diagnostics.ts).
-  if (o.trace) o.trace.queuePosition ??= queue.indexOf(self);
-  return keptBlockers(queue, self);
+  if (o.trace) o.trace.queuePosition ??= at;
+  return keptBlockers(queue, at);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { WatchEvent, ZooKeeperClient } from '../../client/index.js';
 import { ZooKeeperError, joinPath } from '../../client/index.js';
 import type { Contender, ContenderKind } from './contender-name.js';
-import { blockers, compareSeq, sortContenders } from './contender-name.js';
+import { blocks, compareSeq, sortContenders } from './contender-name.js';
 import type { Deadline } from '../support/deadline.js';
 import type { LockError } from '../support/lock-error.js';
 import { isDowngraded, writtenByZklock } from '../support/owner-data.js';
@@ -62,13 +62,22 @@ export interface Blockers {
 export const KEPT_AHEAD = LIST_INSTEAD_OF_READ + 1;
 
 /**
- * The blockers of `self` among `queue` (contenders in queue order): every contender ahead for an
- * exclusive one, exclusive ones ahead for a shared one; past KEPT_AHEAD of them, only the nearest
- * kept, so that the few waiters near the front keep a few each and all the others one.
+ * The blockers of `queue[at]` among `queue` (contenders in queue order): every contender ahead for
+ * an exclusive one, exclusive ones ahead for a shared one (blocks()); past KEPT_AHEAD of them,
+ * only the nearest kept, so that the few waiters near the front keep a few each and all the
+ * others one. Walks back from `at` only as far as it keeps: a waiter far back in a long queue
+ * does not walk the queue ahead of it.
  */
-export function keptBlockers(queue: readonly Contender[], self: Contender): Blockers {
-  const all = blockers(queue, self);
-  return all.length > KEPT_AHEAD ? { near: [all[0]!], more: self } : { near: all };
+export function keptBlockers(queue: readonly Contender[], at: number): Blockers {
+  const self = queue[at]!;
+  const near: Contender[] = [];
+  for (let i = at - 1; i >= 0; i--) {
+    const ahead = queue[i]!;
+    if (!blocks(ahead, self)) continue;
+    if (near.length === KEPT_AHEAD) return { near: [near[0]!], more: self };
+    near.push(ahead);
+  }
+  return { near };
 }
 
 /**
@@ -80,7 +89,7 @@ export function keptBlockers(queue: readonly Contender[], self: Contender): Bloc
  */
 function blockersIn(children: readonly string[], self: Contender): Blockers {
   const ahead = sortContenders(children).filter((c) => compareSeq(c.seq, self.seq) < 0);
-  return keptBlockers([...ahead, self], self);
+  return keptBlockers([...ahead, self], ahead.length);
 }
 
 /**
