@@ -291,7 +291,7 @@ async function herds(bench: Bench): Promise<Row[]> {
     events.goal = { text: 'exactly 1 (the next waiter\'s)', met: Object.values(events.samples).every((sample) => Math.abs(sample.value - 1) < 0.01) };
     const woken = per((r) => ((r as HerdRun).woken ?? Number.NaN) / r.ops).zklock?.value;
     events.note =
-      `${events.scenario}: besides the next waiter's wake, zklock's count holds the watch each of its waiters keeps on its own node (watchOwnNode in contender-queue.ts), ` +
+      `${events.scenario}: besides the next waiter's wake, zklock's count holds the watch each of its waiters keeps on its own node (watchOwnNode in queue/own-node.ts), ` +
       `which its own release fires, and near the head of the queue the lookahead's second wake (queue-lookahead.ts); a session's watches on one node are one server watch, so with one session these merge; ` +
       `zklock's sessions were told ${woken?.toFixed(2) ?? '?'} watch events per release (counted on its zklock:client:watch channel)`;
     const p50 = row('handoff p50', 'ms', per((r) => summarizeHandoffs(r.events ?? []).p50));

@@ -44,7 +44,7 @@ function placeholders<T>(count: number, fill: T): T[] {
   return new Array<T>(count).fill(fill);
 }
 
-/** A waiter with one holder ahead watches that holder's node and its own (contender-queue.ts, watchOwnNode). */
+/** A waiter with one holder ahead watches that holder's node and its own (queue/own-node.ts, watchOwnNode). */
 const WATCHES_PER_WAITER = 2;
 
 /** The server's `Total watches` (wchs). */

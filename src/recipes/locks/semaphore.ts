@@ -1,7 +1,7 @@
 import type { Op, Stat, WatchEvent, ZooKeeperClient } from '../../client/index.js';
 import { MultiError, ZooKeeperError, joinPath, validatePath } from '../../client/index.js';
 import { abandon, giveUp } from '../support/abandon.js';
-import { createProtected } from '../queue/contender-queue.js';
+import { createProtected } from '../queue/protected-create.js';
 import { randomUUID } from 'node:crypto';
 import type { ContenderInfo, LockState } from '../inspect.js';
 import { kazooLeaseHolders, kazooSemaphoreOf, leaseHoldersOf, participantsOf } from '../inspect.js';

@@ -1,6 +1,7 @@
 import type { Stat } from '../../client/index.js';
 import { MAX_TIMER_MS } from '../../client/durations.js';
 import { LockError } from '../support/lock-error.js';
+import type { RecordRead } from './fast/release-record.js';
 import { parseRecord } from './fast/release-record.js';
 
 /**
@@ -43,6 +44,18 @@ export function checkLockDelay(value: number | undefined, path: string): number 
     throw new LockError('INVALID_ARGUMENT', `lockDelay must be a whole number of ms in [0, ${MAX_TIMER_MS}], got ${String(value)}`, { path, op: 'lock' });
   }
   return value;
+}
+
+/**
+ * How the lock came to a contender that waited, from the lock path read after its last blocker
+ * went (`read`) and whether that blocker's data was zklock's (`byZklock`; undefined: gone before
+ * we read it). Clean only by a marked record naming it (the proof above). Unclean only when
+ * records are left here and the one that let us in was zklock's: a node gone before we read it
+ * could be anyone's.
+ */
+export function waitedHandoff(read: RecordRead, byZklock: boolean | undefined, lockDelay: number): Handoff {
+  if (read.namesGone) return (read.kept ?? -1) >= lockDelay ? 'clean' : 'unknown';
+  return read.over !== null && byZklock === true ? 'unclean' : 'unknown';
 }
 
 /** The lock path read right before our create (pipelined ahead of it): missing, refused (NOAUTH), or its data. */

@@ -48,7 +48,7 @@ export const LIST_INSTEAD_OF_READ = 16;
  * The contenders that block a waiter, nearest first, as far as it keeps them: all of them up to
  * KEPT_AHEAD, else only the nearest. A waiter far back does not keep the listing of everyone
  * ahead of it (that made one process's heap grow with the square of a long queue): when its
- * nearest goes, a release record usually answers (contender-queue.ts), else a check lists the
+ * nearest goes, a release record usually answers (fast/release-record.ts), else a check lists the
  * queue again, which is all it did for so many anyway (presentBlockers).
  */
 export interface Blockers {

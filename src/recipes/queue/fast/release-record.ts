@@ -1,3 +1,7 @@
+import { ZooKeeperError } from '../../../client/index.js';
+import type { Contender } from '../contender-name.js';
+import type { QueueWait } from '../queue-watch.js';
+
 /**
  * The lock path's data as a handoff record. A waiter reads the lock path when its nearest blocker
  * (a zklock holder of the exclusive lock) goes and others were ahead of it too, unless its
@@ -43,4 +47,45 @@ export function parseRecord(data: Buffer | null): { name: string; kept: number |
   const at = text.lastIndexOf(KEPT);
   const kept = at < 0 ? '' : text.slice(at + KEPT.length);
   return /^\d+$/.test(kept) ? { name: text.slice(0, at), kept: Number(kept) } : { name: text, kept: undefined };
+}
+
+/** Only a zklock holder of the exclusive lock leaves a release record (no data: it went before we read it). */
+export function mayHaveRecorded(gone: Contender, byZklock: boolean | undefined): boolean {
+  return gone.kind === 'exclusive' && byZklock !== false;
+}
+
+export interface RecordRead {
+  /** The lock path's data is a release record naming the blocker that went. */
+  namesGone: boolean;
+  /** The version a release record of ours may replace, or null when the data is someone's own. */
+  over: number | null;
+  /** The lockDelay the record naming the blocker was marked with (see lock-delay.ts), if it was. */
+  kept?: number | undefined;
+}
+
+/** A waiter that may read records: `records` is shared by the acquisitions of one lock (see QueueOptions.records). */
+export interface RecordReader extends QueueWait {
+  records: { missed: boolean };
+}
+
+/**
+ * The fast path: reads the lock path's data for a release record naming `gone`. Its proof (see
+ * release-record.ts): only a holder writes the record, in the transaction that deletes its node,
+ * so `gone` held the lock, so every contender that was ahead of it had gone for good; the rest of
+ * our first listing was ahead of `gone`, so nothing is left ahead of us. Notes on the lock whether
+ * records answer here (see stillBlocking).
+ */
+export async function readRecord(o: RecordReader, gone: string): Promise<RecordRead> {
+  let read;
+  try {
+    read = await o.client.getData(o.lockPath, { signal: o.deadline.requestSignal });
+  } catch (error) {
+    // Not allowed to read the lock path's data: no record to find, and none to leave.
+    if (!(error instanceof ZooKeeperError) || error.code !== 'NOAUTH') throw error;
+    o.records.missed = true;
+    return { namesGone: false, over: null };
+  }
+  const record = parseRecord(read.data);
+  o.records.missed = record?.name !== gone;
+  return { namesGone: !o.records.missed, over: record !== undefined || holdsNoUserData(read.data) ? read.stat.version : null, kept: o.records.missed ? undefined : record!.kept };
 }
