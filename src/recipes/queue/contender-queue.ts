@@ -200,8 +200,13 @@ function firstBlockers(o: QueueOptions, node: Created): Blockers {
   const queue = node.queue!;
   node.queue = null;
   const at = indexOfSeq(queue, node.seq);
-  // Listed after our create in the same session, so someone deleted it in between (an operator, a forced release): queue again.
-  if (queue[at]?.name !== node.name) throw new NodeLost();
+  if (queue[at]?.name !== node.name) {
+    // Listed on a later session than our create's (a shared listing sent after an expiry, see
+    // shared-listing.ts): our node went with its session, as for a wait that outlives it.
+    stillOurs(o.client, node.stat.ephemeralOwner, undefined);
+    // Listed after our create in the same session, so someone deleted it in between (an operator, a forced release): queue again.
+    throw new NodeLost();
+  }
   // The first listing's: a queue joined again after a session loss does not replace it (see diagnostics.ts).
   if (o.trace) o.trace.queuePosition ??= at;
   return keptBlockers(queue, at);

@@ -20,7 +20,8 @@ import { sortContenders } from '../contender-name.js';
  * sequence that was still there, and our own node unless someone deleted it meanwhile (found
  * missing: NodeLost, the join queues again, as with a listing of its own). A listing sent on a
  * later session than our create's does not hold our node (ephemeral, gone with that session):
- * the same NodeLost or SessionLost as the plain queue's. The listing is only ever read, never
+ * the join finds the session changed and ends as a wait that outlives its session does
+ * (SessionLost: queue again, or SESSIONEXPIRED with failOnSessionExpiry). The listing is only ever read, never
  * changed, by the joins that share it. What it costs a join: when it asks while a listing is on
  * its way, up to one round trip more than its own listing pipelined behind its create would take.
  */
