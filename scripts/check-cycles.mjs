@@ -13,20 +13,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
- * Edges tolerated for now, each `from -> to` (paths from the repository root). Only for the one
- * known cycle of src/recipes/ (issue 31, docs/architecture.md "Import cycles"), which the recipes'
- * owners break once their own changes to those files have landed; then this list is emptied. An
- * edge listed here that no longer exists fails the check too, so the list cannot go stale.
+ * Edges tolerated for now, each `from -> to` (paths from the repository root). Empty since the last
+ * cycle, in src/recipes/, was broken (docs/architecture.md, "Import cycles"). An edge listed here
+ * that no longer exists fails the check too, so the list cannot go stale.
  */
-const ALLOWED = [
-  // The fewest edges whose removal leaves src/recipes/ without a cycle (4; every such set has 4, and
-  // this is the one made only of type imports). Each is a `Lease` or `MultiLease` named where a
-  // narrow view of a lease would do; docs/architecture.md says how to replace them.
-  'src/recipes/diagnostics.ts -> src/recipes/lease/lease.ts',
-  'src/recipes/diagnostics.ts -> src/recipes/locks/multi-lock.ts',
-  'src/recipes/lease/lease-monitor.ts -> src/recipes/lease/lease.ts',
-  'src/recipes/lease/revocation.ts -> src/recipes/lease/lease.ts',
-];
+const ALLOWED = [];
 
 function sources(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -3,9 +3,8 @@ import type { TracingChannel } from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
 import { hexId } from '../client/diagnostics.js';
 import type { Layout } from './queue/contender-name.js';
-import type { Lease } from './lease/lease.js';
+import type { LeaseView, MultiLeaseView } from './lease/lease-view.js';
 import type { LockLostReason } from './support/lock-error.js';
-import type { MultiLease } from './locks/multi-lock.js';
 
 /**
  * The locks' diagnostics_channel contract (see the README's "Tracing and metrics"). As on the
@@ -80,7 +79,7 @@ export const lostChannel = diagnostics_channel.channel('zklock:lock:lost');
 export const revocationChannel = diagnostics_channel.channel('zklock:lock:revocation');
 
 /** What a traced acquire learned of its lease, for the events of its hold. */
-const held = new WeakMap<Lease, { kind: LockKind; acquiredAt: number }>();
+const held = new WeakMap<LeaseView, { kind: LockKind; acquiredAt: number }>();
 
 /**
  * The options of locks that serve another recipe (a semaphore's queue lock): their acquires and
@@ -109,7 +108,7 @@ export function lockTraced(): boolean {
  * message. Only called when lockTraced(): the caller's closure, the message and the clock reads
  * cost nothing otherwise.
  */
-export function traceAcquire<T extends Lease | MultiLease | null>(facts: LockFacts, acquire: (message: AcquireMessage) => Promise<T>): Promise<T> {
+export function traceAcquire<T extends LeaseView | MultiLeaseView | null>(facts: LockFacts, acquire: (message: AcquireMessage) => Promise<T>): Promise<T> {
   const message: AcquireMessage = { lockPath: facts.lockPath, kind: facts.kind, layout: facts.layout };
   const started = performance.now();
   return acquireChannel.tracePromise(
@@ -118,7 +117,7 @@ export function traceAcquire<T extends Lease | MultiLease | null>(facts: LockFac
         (result) => {
           const now = performance.now();
           message.waitTime = now - started;
-          const leases: readonly Lease[] = !result ? [] : 'leases' in result ? result.leases : [result];
+          const leases: readonly LeaseView[] = !result ? [] : 'leases' in result ? result.leases : [result];
           if (result && !('leases' in result)) {
             message.node = result.node;
             message.fencingToken = result.fencingToken.toString();
@@ -138,7 +137,7 @@ export function traceAcquire<T extends Lease | MultiLease | null>(facts: LockFac
   );
 }
 
-function leaseMessage(lease: Lease): LeaseMessage {
+function leaseMessage(lease: LeaseView): LeaseMessage {
   const facts = held.get(lease);
   return {
     lockPath: lease.lockPath,
@@ -151,18 +150,18 @@ function leaseMessage(lease: Lease): LeaseMessage {
 }
 
 /** Runs `release` traced on zklock:lock:release, `endedBy` what the lease knew of its end then; only called with a subscriber. */
-export function traceRelease(lease: Lease, endedBy: LockLostReason | undefined, release: () => Promise<void>): Promise<void> {
+export function traceRelease(lease: LeaseView, endedBy: LockLostReason | undefined, release: () => Promise<void>): Promise<void> {
   const message: ReleaseMessage = leaseMessage(lease);
   if (endedBy && endedBy !== 'RELEASED') message.lostReason = endedBy;
   return releaseChannel.tracePromise(release, message);
 }
 
 /** Publishes on zklock:lock:lost; only called with a subscriber. */
-export function publishLost(lease: Lease, reason: LockLostReason, message: string): void {
+export function publishLost(lease: LeaseView, reason: LockLostReason, message: string): void {
   lostChannel.publish({ ...leaseMessage(lease), reason, message } satisfies LostMessage);
 }
 
 /** Publishes on zklock:lock:revocation; only called with a subscriber. */
-export function publishRevocation(lease: Lease): void {
+export function publishRevocation(lease: LeaseView): void {
   revocationChannel.publish(leaseMessage(lease));
 }

@@ -9,7 +9,7 @@ export { MultiLock, MultiLease } from './locks/multi-lock.js';
 export { Semaphore } from './locks/semaphore.js';
 export type { SemaphoreOptions } from './locks/semaphore.js';
 export { Lease } from './lease/lease.js';
-export type { LeaseOptions } from './lease/lease.js';
+export type { LeaseOptions, RevocationOptions } from './lease/lease.js';
 export type { LeaseMonitorOptions } from './lease/lease-monitor.js';
 export type { AcquireOptions, TryAcquireOptions } from './support/deadline.js';
 export type { HoldLimit, HoldOptions } from './lease/hold-limit.js';
@@ -21,6 +21,6 @@ export { parseContender, sortContenders, compareSeq, blockers } from './queue/co
 export type { Contender, ContenderKind, Layout } from './queue/contender-name.js';
 export type { OwnerInfo } from './support/owner-data.js';
 export { REVOKED_OWNER, REVOKE_MESSAGE, isRevocationRequest, requestRevocation } from './lease/revocation.js';
-export type { PendingRevocation, RevocationOptions } from './lease/revocation.js';
+export type { PendingRevocation } from './lease/revocation.js';
 export { acquireChannel, releaseChannel, lostChannel, revocationChannel } from './diagnostics.js';
 export type { AcquireMessage, LeaseMessage, LockKind, LostMessage, ReleaseMessage } from './diagnostics.js';

@@ -7,7 +7,7 @@ import { LockError, LockLostError } from '../support/lock-error.js';
 import { onLivenessLost } from './session-liveness.js';
 import { timerAt } from '../support/timer-at.js';
 import { OVERLOAD_PAUSE_MS, isOverloaded, isTransient } from '../support/transient.js';
-import type { Lease } from './lease.js';
+import type { LeaseView } from './lease-view.js';
 import { lostChannel, publishLost } from '../diagnostics.js';
 
 export interface LeaseMonitorOptions {
@@ -101,7 +101,7 @@ export class LeaseMonitor {
     /** Hears that the lease ended: lost, released or handed over (once). */
     private readonly onEnd?: () => void,
     /** The lease watched, named by zklock:lock:lost (see diagnostics.ts). */
-    private readonly lease?: Lease,
+    private readonly lease?: LeaseView,
     /** A watch on our node set while it waited, taken over rather than read again (not by a lease that reads its data). */
     watched?: NodeWatch,
   ) {

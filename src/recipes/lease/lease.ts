@@ -9,9 +9,26 @@ import type { LeaseMonitorOptions, NodeWatch } from './lease-monitor.js';
 import { LeaseMonitor } from './lease-monitor.js';
 import type { Handoff } from '../queue/lock-delay.js';
 import { LockError } from '../support/lock-error.js';
-import type { PendingRevocation, RevocationOptions } from './revocation.js';
+import type { PendingRevocation } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
 import { isInternal, releaseChannel, traceRelease } from '../diagnostics.js';
+
+export interface RevocationOptions {
+  /**
+   * Curator's revocable lock (InterProcessMutex.makeRevocable): the lease's `revocationRequested`
+   * signal aborts when someone asks the holder to let go (requestRevocation, `zklock revoke`,
+   * Curator's Revoker). Costs one more read and watch of our own node per acquire.
+   */
+  revocable?: boolean;
+  /**
+   * Called with the lease when its revocation is requested (needs `revocable: true`): once per
+   * lease, only while it is held, and never before the caller has it (it runs after acquire or
+   * downgrade has returned). A downgrade passes a pending request on to the read lease, whose
+   * signal is then aborted; the callback is not called again for it if the write lease's ran.
+   * A throw is rethrown on its own, as an uncaught exception: it cannot harm the lease or the lock.
+   */
+  onRevocationRequested?: (lease: Lease) => void;
+}
 
 export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
   /**

@@ -4,7 +4,7 @@ import { callListener } from '../../client/state/call-listener.js';
 import { parseContender } from '../queue/contender-name.js';
 import type { OwnerInfo } from '../support/owner-data.js';
 import { parseOwner } from '../support/owner-data.js';
-import type { Lease } from './lease.js';
+import type { LeaseView } from './lease-view.js';
 import { LockError } from '../support/lock-error.js';
 import { publishRevocation, revocationChannel } from '../diagnostics.js';
 
@@ -58,25 +58,8 @@ function requestData(data: Buffer): Buffer {
   return 'pid' in owner ? Buffer.from(JSON.stringify({ ...owner, revocationRequested: true })) : REVOKE_BYTES;
 }
 
-export interface RevocationOptions {
-  /**
-   * Curator's revocable lock (InterProcessMutex.makeRevocable): the lease's `revocationRequested`
-   * signal aborts when someone asks the holder to let go (requestRevocation, `zklock revoke`,
-   * Curator's Revoker). Costs one more read and watch of our own node per acquire.
-   */
-  revocable?: boolean;
-  /**
-   * Called with the lease when its revocation is requested (needs `revocable: true`): once per
-   * lease, only while it is held, and never before the caller has it (it runs after acquire or
-   * downgrade has returned). A downgrade passes a pending request on to the read lease, whose
-   * signal is then aborted; the callback is not called again for it if the write lease's ran.
-   * A throw is rethrown on its own, as an uncaught exception: it cannot harm the lease or the lock.
-   */
-  onRevocationRequested?: (lease: Lease) => void;
-}
-
 /** Bad revocation options fail when the lock is made, not at the first request. */
-export function checkRevocationOptions(options: RevocationOptions, path: string): void {
+export function checkRevocationOptions(options: { revocable?: boolean; onRevocationRequested?: unknown }, path: string): void {
   const { revocable, onRevocationRequested } = options;
   const where = { path, op: 'lock' };
   if (revocable !== undefined && typeof revocable !== 'boolean') throw new LockError('INVALID_ARGUMENT', `revocable must be a boolean, got ${String(revocable)}`, where);
@@ -145,7 +128,7 @@ export class RevocationRequest {
 
   constructor(
     /** The lease asked; its `held` decides whether a request still counts. */
-    private readonly lease: Lease,
+    private readonly lease: LeaseView & { readonly held: boolean },
     /** The user's callback; not called once the lease is no longer held. */
     private readonly callback: (() => void) | undefined,
   ) {}

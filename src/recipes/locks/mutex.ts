@@ -8,6 +8,7 @@ import { Deadline, tryOnly } from '../support/deadline.js';
 import { giveUp, giveUpNode } from '../support/abandon.js';
 import { handOut } from '../lease/hand-out.js';
 import { Lease } from '../lease/lease.js';
+import type { RevocationOptions } from '../lease/lease.js';
 import type { LeaseMonitorOptions } from '../lease/lease-monitor.js';
 import { ownerData } from '../support/owner-data.js';
 import { heldInProcess, tracked } from '../lease/holds.js';
@@ -21,7 +22,6 @@ import { checkLockDelay } from '../queue/lock-delay.js';
 import { isTransient } from '../support/transient.js';
 import { checkSafetyMargin, safetyMargin } from '../lease/lease-monitor.js';
 import { proveFresh } from '../lease/session-liveness.js';
-import type { RevocationOptions } from '../lease/revocation.js';
 import { checkRevocationOptions } from '../lease/revocation.js';
 import type { AcquireMessage, LockKind } from '../diagnostics.js';
 import { isInternal, lockTraced, traceAcquire } from '../diagnostics.js';
@@ -47,6 +47,9 @@ export interface MutexOptions extends LockOptions {
   lockDelay?: number;
 }
 
+/** The options of a lock made without any: one object for all, not one per lock object. */
+const NO_OPTIONS: MutexOptions = Object.freeze({});
+
 /**
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
  * contender. Mutex and the read/write lock's two sides are this with a name and a kind.
@@ -68,7 +71,7 @@ export class QueueLock {
     readonly lockPath: string,
     private readonly kind: ContenderKind,
     private readonly role: 'lock' | 'rw',
-    protected readonly options: MutexOptions = {},
+    protected readonly options: MutexOptions = NO_OPTIONS,
   ) {
     validatePath(lockPath, 'lock');
     checkRevocationOptions(options, lockPath);
@@ -230,7 +233,7 @@ export class QueueLock {
  * Unrelated concurrent tasks of this process queue like anyone else.
  */
 export class Mutex extends QueueLock {
-  constructor(client: ZooKeeperClient, lockPath: string, options: MutexOptions = {}) {
+  constructor(client: ZooKeeperClient, lockPath: string, options: MutexOptions = NO_OPTIONS) {
     super(client, lockPath, 'exclusive', 'lock', options);
   }
 
@@ -257,7 +260,7 @@ export class Mutex extends QueueLock {
  * once with WOULD_DEADLOCK instead of waiting for itself forever.
  */
 export class NonReentrantMutex extends QueueLock {
-  constructor(client: ZooKeeperClient, lockPath: string, options: MutexOptions = {}) {
+  constructor(client: ZooKeeperClient, lockPath: string, options: MutexOptions = NO_OPTIONS) {
     super(client, lockPath, 'exclusive', 'lock', options);
   }
 }

@@ -34,6 +34,15 @@ export interface OwnerInfo {
  * build theirs once per lock); `revocable` for a lock that listens for revocation requests.
  */
 export function ownerData(id: string | undefined, extra: { attempt?: string; revocable?: boolean } = {}): Buffer {
+  // The default owner's data, shared: every lock object keeps its data, and most have no owner id of their own. Nobody writes into it.
+  if (id === undefined && extra.attempt === undefined) return (DEFAULT_DATA[extra.revocable ? 1 : 0] ??= build(undefined, extra));
+  return build(id, extra);
+}
+
+/** The default owner's data, not revocable and revocable (see ownerData). */
+const DEFAULT_DATA: [Buffer?, Buffer?] = [];
+
+function build(id: string | undefined, extra: { attempt?: string; revocable?: boolean }): Buffer {
   // No timestamp: the node's ctime says when it was created, and a queue lock's data stays the same for every acquisition.
   const info: OwnerInfo = {
     id: id ?? `${HOST}:${process.pid}`,
