@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { MultiLease, ZooKeeperClient } from '../../src/index.js';
 import { MultiLock, Mutex, Semaphore } from '../../src/index.js';
@@ -11,11 +11,21 @@ import { RecipeFixture } from './fixtures.js';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-/** Heap in use after two full collections (the second frees what the first's finalizers released). */
+/**
+ * Heap in use by ordinary objects after two full collections (the second frees what the first's
+ * finalizers released). Large-object spaces are left out: one ~0.9 MB object there comes and goes
+ * between collections for rounds at a time, independent of the cycles (seen from about the 11th
+ * round on, on the code before the lease diet too: 0.26 -> 1.18 -> 0.26 MB), and tipped the slope
+ * over the limit. Everything a cycle could leak (signals, listeners' closures, leases, monitors,
+ * map entries) is a small object in the ordinary spaces, so a leak still shows in full.
+ */
 function settledHeap(): number {
   gc();
   gc();
-  return process.memoryUsage().heapUsed;
+  const large = getHeapSpaceStatistics()
+    .filter((space) => space.space_name.includes('large_object'))
+    .reduce((sum, space) => sum + space.space_used_size, 0);
+  return process.memoryUsage().heapUsed - large;
 }
 
 /** Least-squares slope of y over x. */
@@ -28,7 +38,8 @@ function slope(points: readonly { x: number; y: number }[]): number {
   return num / den;
 }
 
-const ROUNDS = 6;
+/** Ten rounds, not six: the slope over more points weighs any one round's noise less. */
+const ROUNDS = 10;
 const CYCLES_PER_ROUND = 150;
 /**
  * Bytes a cycle may leave behind on average. A combined signal that is never freed keeps about
@@ -65,7 +76,7 @@ describe('soak: a combined lease signal is freed once the lease ends', { timeout
     }
     const perCycle = slope(points);
     const alive = signals.filter((ref) => ref.deref() !== undefined).length;
-    assert.ok(perCycle < MAX_BYTES_PER_CYCLE, `the heap grows by ${perCycle.toFixed(0)} bytes per cycle (${points.map((p) => (p.y / 1e6).toFixed(1)).join(', ')} MB)`);
+    assert.ok(perCycle < MAX_BYTES_PER_CYCLE, `the heap grows by ${perCycle.toFixed(0)} bytes per cycle (${points.map((p) => (p.y / 1e6).toFixed(2)).join(', ')} MB)`);
     assert.ok(alive <= 1, `${alive} of ${signals.length} ${what} are still reachable`);
   }
 
