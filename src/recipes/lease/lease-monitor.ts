@@ -4,11 +4,12 @@ import { ZooKeeperError } from '../../client/index.js';
 import type { HoldLimit } from './hold-limit.js';
 import type { LockLostReason } from '../support/lock-error.js';
 import { LockError, LockLostError } from '../support/lock-error.js';
-import { onLivenessLost } from './session-liveness.js';
+import type { SessionFollower } from './session-liveness.js';
+import { follow, unfollow } from './session-liveness.js';
 import { timerAt } from '../support/timer-at.js';
 import { OVERLOAD_PAUSE_MS, isOverloaded, isTransient } from '../support/transient.js';
-import type { LeaseView } from './lease-view.js';
-import { lostChannel, publishLost } from '../diagnostics.js';
+import type { MonitoredLease } from './lease-view.js';
+import { leaseEnded, leaseLost, nodeRead } from './lease-view.js';
 
 export interface LeaseMonitorOptions {
   /**
@@ -64,7 +65,7 @@ const NOTHING_TO_READ: Promise<void> = Promise.resolve();
  * session, connected or not: the proof that it is alive (client.sessionAliveUntil(), kept fresh
  * by sync heartbeats from the client's first lock on) runs out within the safety margin.
  */
-export class LeaseMonitor {
+export class LeaseMonitor implements SessionFollower {
   // The signal, and the error that is its reason, are made only when someone asks for the signal:
   // most leases are released without anyone looking, and an Error per release is costly.
   private controller: AbortController | undefined;
@@ -80,10 +81,9 @@ export class LeaseMonitor {
   private watching = false;
   /** Our node's watch (or its read) told us the node was deleted: kept after the lease ended, for its release (see deletionHeard). */
   private deleted = false;
-  private readonly unsubscribe: () => void;
-  private readonly unwatchLiveness: () => void;
-  private readonly watcher = (event: WatchEvent): void => this.onNodeEvent(event);
-  private readonly margin: number;
+  /** Our node's watcher: bound, not an arrow, which would keep a context of its own besides. */
+  private readonly watcher: (event: WatchEvent) => void = this.onNodeEvent.bind(this);
+  readonly margin: number;
   /** Answered when the first read of our node is (whatever it said); see `onData`. */
   readonly firstRead: Promise<void>;
 
@@ -92,35 +92,35 @@ export class LeaseMonitor {
     private readonly nodePath: string,
     /** Our node as created: its czxid and owner session tell it from a namesake. */
     private readonly node: Pick<Stat, 'czxid' | 'ephemeralOwner'>,
-    options: LeaseMonitorOptions = {},
+    options: LeaseMonitorOptions,
+    /** The lease watched: hears of its loss and end, and of our node's data if `readsData`. */
+    private readonly lease: MonitoredLease,
     /**
-     * Hears our node's data at every read of the watch (a revocable lease, see revocation.ts):
-     * the watch is then set at once, not on the first look, and re-armed on every change as always.
+     * The lease hears our node's data at every read of the watch (a revocable lease, see
+     * revocation.ts): the watch is then set at once, not on the first look, and re-armed on every
+     * change as always.
      */
-    private readonly onData?: (data: Buffer) => void,
-    /** Hears that the lease ended: lost, released or handed over (once). */
-    private readonly onEnd?: () => void,
-    /** The lease watched, named by zklock:lock:lost (see diagnostics.ts). */
-    private readonly lease?: LeaseView,
+    readsData: boolean,
+    /** Set at once, at the hand-out (not on the lock's first look): the lease's user may look at it (see below). */
+    watchNow: boolean,
     /** A watch on our node set while it waited, taken over rather than read again (not by a lease that reads its data). */
     watched?: NodeWatch,
   ) {
-    this.unsubscribe = client.onState((event) => this.onSessionEvent(event));
     this.margin = safetyMargin(client, options);
-    this.unwatchLiveness = onLivenessLost(client, this.margin, () => this.loseProof());
+    follow(client, this);
     if (client.sessionId !== node.ephemeralOwner) this.lose('SESSIONEXPIRED', 'the session that created the node has ended');
     // Born lost: the proof did not reach past the margin (see proveFresh). Said at once, not a timer tick later.
     else this.checkProof();
     // Still set since before the hand-out: a deletion since then is heard as from our own read.
-    if (!onData && watched?.adopt(this.watcher)) this.watching = true;
-    this.firstRead = onData ? this.observe() : NOTHING_TO_READ;
+    if (!readsData && watched?.adopt(this.watcher)) this.watching = true;
+    this.firstRead = readsData ? this.observe() : NOTHING_TO_READ;
     // Watched from the hand-out, not from the first look: a look answers synchronously, and a
     // watch set only then would answer it from what the acquire knew, however long ago (a node
     // deleted meanwhile, the lock taken by another session, still said held). Watched from here,
     // our node's deletion is notified to us before any later reply (the server orders both), so
     // a look never says held once our client has heard from a server state without our node.
     // Internal leases (a semaphore's place in its queue) are looked at only by their lock.
-    if (lease) void this.observe();
+    if (watchNow) void this.observe();
   }
 
   /**
@@ -130,10 +130,11 @@ export class LeaseMonitor {
    * look at the lease (`signal`, `held`) asks the clock itself.
    */
   private checkProof(): void {
-    if (!this.lost && this.client.sessionAliveUntil() - this.margin <= performance.now()) this.loseProof();
+    if (!this.lost && this.client.sessionAliveUntil() - this.margin <= performance.now()) this.livenessLost();
   }
 
-  private loseProof(): void {
+  /** The proof runs out within the margin: said by the client's liveness (see follow), or by checkProof. */
+  livenessLost(): void {
     const timeout = this.client.sessionTimeout;
     this.lose('SESSION_MAY_HAVE_EXPIRED', `no proof within the last ${timeout - this.margin} ms that the leader still knows the session (timeout ${timeout} ms)`);
   }
@@ -251,7 +252,7 @@ export class LeaseMonitor {
       if (stat.czxid !== this.node.czxid || stat.ephemeralOwner !== this.node.ephemeralOwner) {
         this.deleted = true;
         this.lose('NODE_DELETED', 'our lock node was deleted and another node now has its name');
-      } else if (!this.stopped && !this.lost) this.onData?.(data);
+      } else if (!this.stopped && !this.lost) this.lease[nodeRead](data);
     }, (error: unknown) => {
       if (error instanceof ZooKeeperError && error.code === 'NONODE') this.deleted = true;
       if (this.stopped || !(error instanceof ZooKeeperError)) return;
@@ -280,7 +281,8 @@ export class LeaseMonitor {
     else this.lose('NODE_DELETED', 'our lock node was deleted by someone else');
   }
 
-  private onSessionEvent(event: SessionEvent): void {
+  /** Every state change of the client, until the lease ends (see follow). */
+  sessionEvent(event: SessionEvent): void {
     switch (event) {
       case 'reconnected':
         this.resumeWatch();
@@ -302,13 +304,13 @@ export class LeaseMonitor {
       return;
     }
     this.lost = { reason, message };
-    if (reason !== 'RELEASED' && this.lease && lostChannel.hasSubscribers) publishLost(this.lease, reason, message);
+    this.lease[leaseLost](reason, message);
     this.controller?.abort(this.lostError(this.lost));
     this.detach();
     // The node outlives these two losses: a hung holder must not keep it (a session that did
     // expire meanwhile makes the delete a no-op: deleteGuaranteed checks the owner).
     if (this.hold && (reason === 'HOLD_EXPIRED' || reason === 'SESSION_MAY_HAVE_EXPIRED')) this.armForce();
-    this.onEnd?.();
+    this.lease[leaseEnded]();
   }
 
   /**
@@ -330,7 +332,6 @@ export class LeaseMonitor {
     clearTimeout(this.rewatchTimer);
     // A loss ends the hold's clock; lose() arms the forced release, if still due, only after this.
     this.cancelHold?.();
-    this.unsubscribe();
-    this.unwatchLiveness();
+    unfollow(this.client, this);
   }
 }

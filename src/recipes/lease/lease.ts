@@ -11,7 +11,11 @@ import type { Handoff } from '../queue/lock-delay.js';
 import { LockError } from '../support/lock-error.js';
 import type { PendingRevocation } from './revocation.js';
 import { RevocationRequest } from './revocation.js';
-import { isInternal, releaseChannel, traceRelease } from '../diagnostics.js';
+import { isInternal, lostChannel, publishLost, releaseChannel, traceRelease } from '../diagnostics.js';
+import type { MonitoredLease } from './lease-view.js';
+import { leaseEnded, leaseLost, nodeRead } from './lease-view.js';
+import type { LockLostReason } from '../support/lock-error.js';
+import { track, untrack } from './holds.js';
 
 export interface RevocationOptions {
   /**
@@ -41,23 +45,35 @@ export interface LeaseOptions extends LeaseMonitorOptions, RevocationOptions {
   revocationPending?: PendingRevocation;
 }
 
-/** What the lock that made a lease wants from its release. */
-export interface ReleaseHooks {
+/** How a lock hears of its leases: methods of the lock object, one for all its leases, where closures made per lease cost every lease held. */
+export const leaseDeleted: unique symbol = Symbol('leaseDeleted');
+export const recordRefused: unique symbol = Symbol('recordRefused');
+
+/** The lock that made a lease: it counts the lease while it lives (see holds.ts), and hears what its release did. */
+export interface LeaseOwner {
   /**
    * Called once a release has the server's word that our node is gone. `forced`: not the holder's
    * own clean release — the hold limit's forced release, or a node already gone (someone else
    * deleted it) when released.
    */
-  deleted?: (forced: boolean) => void;
+  [leaseDeleted](lease: Lease, forced: boolean): void;
+  /** Called when the server has no write permission for the release record (the node was deleted all the same). */
+  [recordRefused](): void;
+}
+
+/** What a lease starts with besides its node, each part only where the lock uses it. */
+export interface LeaseStart {
+  owner?: LeaseOwner;
   /** Written into the lock path's data in the delete's transaction, if still at `version` (see release-record.ts). */
   record?: { data: Buffer; version: number };
-  /** Called once when the lease ends: lost (as far as it knows), or released or handed over by its holder, before anything is deleted. */
-  ended?: () => void;
-  /** Called when the server has no write permission for the record (the node was deleted all the same). */
-  recordRefused?: () => void;
   /** The watch our node had while it waited, if still set: the lease's monitor takes it over (see NodeWatch). */
   watched?: NodeWatch;
+  /** Set by a lock with a lockDelay (see lock-delay.ts): how the lock came to us, and how long the acquire waited for that. */
+  after?: { kind: Handoff; delayed: number };
 }
+
+/** The options and start of a lease that has none: one object for all, not one per lease. */
+const NONE: Readonly<LeaseOptions & LeaseStart> = Object.freeze({});
 
 /**
  * A held lock: it owns one node until released. Works with `await using`.
@@ -67,7 +83,7 @@ export interface ReleaseHooks {
  * (GC, SIGSTOP, swap) past its session timeout learns of the loss only when it runs again — use
  * `fencingToken` with the protected resource, or `guard()` for state kept in ZooKeeper.
  */
-export class Lease implements AsyncDisposable {
+export class Lease implements AsyncDisposable, MonitoredLease {
   private released = false;
   private readonly monitor: LeaseMonitor;
   /** Made at once for a revocable lease; for another, only if someone looks at its signal (which then never aborts). */
@@ -75,6 +91,9 @@ export class Lease implements AsyncDisposable {
   private hold: HoldLimit | undefined;
   /** The hold's forced release, once begun: true once the node is gone (or went with the session), false if the server refused. */
   private forced: Promise<boolean> | undefined;
+  private readonly owner: LeaseOwner | undefined;
+  private readonly record: LeaseStart['record'];
+  private readonly after: LeaseStart['after'];
 
   constructor(
     private readonly client: ZooKeeperClient,
@@ -84,19 +103,40 @@ export class Lease implements AsyncDisposable {
     readonly node: string,
     /** Our node's Stat at creation. */
     readonly stat: Stat,
-    private readonly options: LeaseOptions = {},
-    private readonly hooks: ReleaseHooks = {},
-    /** Set by a lock with a lockDelay (see lock-delay.ts): how the lock came to us, and how long the acquire waited for that. */
-    private readonly after?: { kind: Handoff; delayed: number },
+    private readonly options: LeaseOptions = NONE,
+    start: LeaseStart = NONE,
   ) {
-    let onData: ((data: Buffer) => void) | undefined;
-    if (options.revocable) {
+    const { owner, record, watched, after } = start;
+    this.owner = owner;
+    this.record = record;
+    this.after = after;
+    // Counted from here: the monitor may end the lease as it is made (its session already gone).
+    if (owner) track(owner);
+    try {
       // Only a revocable lease reads its node's data: the monitor's watch on it, set at once.
-      const revocation = this.revocationRequest();
-      onData = (data) => revocation.observe(data);
+      if (options.revocable) this.revocationRequest();
+      // Internal leases (a semaphore's place in its queue) are looked at only by their lock: their watch waits for its first look.
+      this.monitor = new LeaseMonitor(client, node, stat, options, this, options.revocable === true, !isInternal(options), watched);
+    } catch (error) {
+      if (owner) untrack(owner);
+      throw error;
     }
-    this.monitor = new LeaseMonitor(client, node, stat, options, onData, hooks.ended, isInternal(options) ? undefined : this, hooks.watched);
     if (options.revocable && options.revocationPending) this.revocation!.inherit(options.revocationPending);
+  }
+
+  /** Our node's data, read by the monitor's watch: only a revocable lease listens. */
+  [nodeRead](data: Buffer): void {
+    if (this.options.revocable) this.revocation!.observe(data);
+  }
+
+  /** Told by the monitor as it learns the loss (or the release), before the signal aborts. */
+  [leaseLost](reason: LockLostReason, message: string): void {
+    if (reason !== 'RELEASED' && lostChannel.hasSubscribers && !isInternal(this.options)) publishLost(this, reason, message);
+  }
+
+  /** Told once by the monitor: the lease ended (lost, released or handed over). */
+  [leaseEnded](): void {
+    if (this.owner) untrack(this.owner);
   }
 
   private revocationRequest(): RevocationRequest {
@@ -191,7 +231,7 @@ export class Lease implements AsyncDisposable {
     const { client, node, stat } = this;
     this.forced = deleteGuaranteed(client, node, stat.ephemeralOwner, this.options.reusableName ? this.namesakeSafe() : {}).then(
       (outcome) => {
-        if (outcome !== 'ended') this.hooks.deleted?.(true);
+        if (outcome !== 'ended') this.owner?.[leaseDeleted](this, true);
         return true;
       },
       // Refused (NOAUTH on the parent, say): the node stays until release(), which reports why.
@@ -256,15 +296,15 @@ export class Lease implements AsyncDisposable {
     if (this.client.state === 'closed') {
       throw new ZooKeeperError('CLOSED', 'the client is closed: its session, and our node with it, is already gone', { path: this.node, op: 'release' });
     }
-    const { record, recordRefused } = this.hooks;
+    const { owner, record } = this;
     const outcome = await deleteGuaranteed(
       this.client,
       this.node,
       this.stat.ephemeralOwner,
-      this.options.reusableName ? this.namesakeSafe() : record ? { record: { ...record, path: this.lockPath, refused: recordRefused } } : {},
+      this.options.reusableName ? this.namesakeSafe() : record ? { record: { ...record, path: this.lockPath, refused: owner && (() => owner[recordRefused]()) } } : {},
     );
     // A node someone else deleted was no clean release, whatever our lease had noticed of it.
-    if (outcome !== 'ended') this.hooks.deleted?.(outcome === 'missing');
+    if (outcome !== 'ended') owner?.[leaseDeleted](this, outcome === 'missing');
   }
 
   /**

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import type { ZooKeeperClient } from '../../client/index.js';
+import type { SessionEvent, ZooKeeperClient } from '../../client/index.js';
+import { callListener } from '../../client/state/call-listener.js';
 import { ZooKeeperError } from '../../client/index.js';
 import type { Deadline } from '../support/deadline.js';
 import type { LockAcl } from '../support/lock-acl.js';
@@ -8,12 +9,23 @@ import { nodeAcl } from '../support/lock-acl.js';
 import { awaitSession } from '../support/reconnect.js';
 import { isTransient } from '../support/transient.js';
 
-type Listener = () => void;
+/**
+ * A lease's monitor as its client reaches it: an entry in one set per client, rather than a
+ * state listener and a liveness listener of its own (two closures, their unsubscribes, and an
+ * entry in each of two sets, for every lease held).
+ */
+export interface SessionFollower {
+  /** The safety margin (ms): `livenessLost` is called this long before `client.sessionAliveUntil()`. */
+  readonly margin: number;
+  /** The session may have expired on the leader; called once, and the follower is dropped. */
+  livenessLost(): void;
+  /** Every state change of the client while it follows. */
+  sessionEvent(event: SessionEvent): void;
+}
 
-/** One per client used by the recipes: the heartbeat, and the one timer every lease of that client shares. */
+/** One per client used by the recipes: the heartbeat, the one state listener and the one timer every lease of that client shares. */
 interface Liveness {
-  /** Each listener with its safety margin (ms). */
-  listeners: Map<Listener, number>;
+  followers: Set<SessionFollower>;
   timer: NodeJS.Timeout | undefined;
   /** When the timer is due (performance.now() time). */
   due: number;
@@ -34,7 +46,7 @@ const livenesses = new WeakMap<ZooKeeperClient, Liveness>();
 function livenessOf(client: ZooKeeperClient): Liveness {
   let liveness = livenesses.get(client);
   if (!liveness) {
-    liveness = { listeners: new Map(), timer: undefined, due: Infinity };
+    liveness = { followers: new Set(), timer: undefined, due: Infinity };
     livenesses.set(client, liveness);
     heartbeat(client, liveness);
   }
@@ -42,20 +54,23 @@ function livenessOf(client: ZooKeeperClient): Liveness {
 }
 
 /**
- * Calls `listener` once when the session may have expired on the leader: `margin` ms before
- * `client.sessionAliveUntil()`. Returns the unsubscribe.
+ * From now on `follower` hears the client's state changes, and once (then it is dropped) that the
+ * session may have expired on the leader: `follower.margin` ms before `client.sessionAliveUntil()`.
  */
-export function onLivenessLost(client: ZooKeeperClient, margin: number, listener: Listener): () => void {
+export function follow(client: ZooKeeperClient, follower: SessionFollower): void {
   const state = livenessOf(client);
-  state.listeners.set(listener, margin);
-  const due = client.sessionAliveUntil() - margin;
+  state.followers.add(follower);
+  const due = client.sessionAliveUntil() - follower.margin;
   if (due < state.due) arm(client, state, due);
-  return () => {
-    if (!state.listeners.delete(listener) || state.listeners.size > 0) return;
-    clearTimeout(state.timer);
-    state.timer = undefined;
-    state.due = Infinity;
-  };
+}
+
+/** `follower` hears nothing more (see follow); the timer stops with the last one. */
+export function unfollow(client: ZooKeeperClient, follower: SessionFollower): void {
+  const state = livenesses.get(client);
+  if (!state?.followers.delete(follower) || state.followers.size > 0) return;
+  clearTimeout(state.timer);
+  state.timer = undefined;
+  state.due = Infinity;
 }
 
 /**
@@ -127,27 +142,34 @@ function check(client: ZooKeeperClient, state: Liveness): void {
   const now = performance.now();
   const until = client.sessionAliveUntil();
   let maxMargin = 0;
-  for (const [listener, margin] of [...state.listeners]) {
-    if (now < until - margin) {
-      maxMargin = Math.max(maxMargin, margin);
+  for (const follower of [...state.followers]) {
+    if (!state.followers.has(follower)) continue;
+    if (now < until - follower.margin) {
+      maxMargin = Math.max(maxMargin, follower.margin);
       continue;
     }
-    state.listeners.delete(listener);
-    listener();
+    state.followers.delete(follower);
+    callListener(() => follower.livenessLost(), []);
   }
-  if (state.listeners.size > 0) arm(client, state, until - maxMargin);
+  if (state.followers.size > 0) arm(client, state, until - maxMargin);
 }
 
 /**
  * A sync a tenth of the session timeout after the previous one was answered; none while
- * disconnected; none after close. Also re-checks the leases' timer after every handshake.
+ * disconnected; none after close. Also re-checks the leases' timer after every handshake, and
+ * passes each state change on to the followers (after that check, as a lease's own listener
+ * heard it after the heartbeat's, which is subscribed first).
  */
 function heartbeat(client: ZooKeeperClient, state: Liveness): void {
   let timer: NodeJS.Timeout | undefined;
   const unsubscribe = client.onState((event) => {
     if (event === 'closed' || client.terminated) stop();
     // A reconnect may have negotiated a shorter timeout: the shared timer is due sooner.
-    else if ((event === 'connected' || event === 'reconnected') && state.listeners.size > 0) check(client, state);
+    else if ((event === 'connected' || event === 'reconnected') && state.followers.size > 0) check(client, state);
+    // Those added meanwhile hear from the next change on; those dropped meanwhile hear no more.
+    for (const follower of [...state.followers]) {
+      if (state.followers.has(follower)) callListener(() => follower.sessionEvent(event), []);
+    }
   });
   const stop = (): void => {
     clearTimeout(timer);

@@ -1,17 +1,18 @@
 import type { ZooKeeperClient } from '../../client/index.js';
 import { ZooKeeperError, validatePath } from '../../client/index.js';
 import type { ContenderKind, Layout } from '../queue/contender-name.js';
+import { parseContender } from '../queue/contender-name.js';
 import type { HeldNode } from '../queue/contender-queue.js';
 import { NotAcquired, acquireInQueue } from '../queue/contender-queue.js';
 import type { AcquireOptions, TryAcquireOptions } from '../support/deadline.js';
 import { Deadline, tryOnly } from '../support/deadline.js';
 import { giveUp, giveUpNode } from '../support/abandon.js';
 import { handOut } from '../lease/hand-out.js';
-import { Lease } from '../lease/lease.js';
-import type { RevocationOptions } from '../lease/lease.js';
+import { Lease, leaseDeleted, recordRefused } from '../lease/lease.js';
+import type { LeaseOwner, RevocationOptions } from '../lease/lease.js';
 import type { LeaseMonitorOptions } from '../lease/lease-monitor.js';
 import { ownerData } from '../support/owner-data.js';
-import { heldInProcess, tracked } from '../lease/holds.js';
+import { heldInProcess } from '../lease/holds.js';
 import type { LockState } from '../inspect.js';
 import { participantsOf } from '../inspect.js';
 import { refuseInside, runSection, sectionOf } from '../lease/reentrancy.js';
@@ -54,13 +55,13 @@ const NO_OPTIONS: MutexOptions = Object.freeze({});
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
  * contender. Mutex and the read/write lock's two sides are this with a name and a kind.
  */
-export class QueueLock {
+export class QueueLock implements LeaseOwner {
   /** Our last exclusive hold whose deletion the server confirmed. */
   private released: ReleasedContender | undefined;
   /** Whether nobody else queued between our last two holds: only then is skipping the listing likely to pay. */
   private uncontended = true;
   /** The server refused a release record on this lock path (no write permission): stop asking. */
-  private recordRefused = false;
+  private recordWriteRefused = false;
   private readonly records = { missed: false };
   private readonly ownerData: Buffer;
   /** 0 (off) or > 0: exclusive 'lock' queues only (readers releasing at once would fight over one record). */
@@ -147,20 +148,27 @@ export class QueueLock {
   }
 
   private lease(node: HeldNode, previous: ReleasedContender | undefined): Lease {
-    if (this.kind !== 'exclusive') return tracked(this, (hooks) => new Lease(this.client, this.lockPath, node.path, node.stat, this.options, { ended: hooks.ended, watched: node.watch }));
-    const held = { seq: node.seq, czxid: node.stat.czxid };
-    if (previous) this.uncontended = provenSole(previous, held);
-    return tracked(this, (hooks) =>
-      // Spelled out rather than spread: a spread gives each lease's hooks a hidden class of its own.
-      new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
-        ended: hooks.ended,
-        deleted: (forced) => (this.released = forced ? { ...held, forced } : held),
-        // Marked with our lockDelay once the handoff to us was proven clean or delayed (see lock-delay.ts).
-        record: node.recordOver === null || this.recordRefused ? undefined : { data: releaseRecord(node.name, node.handoff && this.lockDelay), version: node.recordOver },
-        recordRefused: () => (this.recordRefused = true),
-        watched: node.watch,
-      }, node.handoff && { kind: node.handoff, delayed: node.delayed ?? 0 }),
-    );
+    if (this.kind !== 'exclusive') return new Lease(this.client, this.lockPath, node.path, node.stat, this.options, { owner: this, watched: node.watch });
+    if (previous) this.uncontended = provenSole(previous, { seq: node.seq, czxid: node.stat.czxid });
+    return new Lease(this.client, this.lockPath, node.path, node.stat, this.options, {
+      owner: this,
+      // Marked with our lockDelay once the handoff to us was proven clean or delayed (see lock-delay.ts).
+      record: node.recordOver === null || this.recordWriteRefused ? undefined : { data: releaseRecord(node.name, node.handoff && this.lockDelay), version: node.recordOver },
+      watched: node.watch,
+      after: node.handoff && { kind: node.handoff, delayed: node.delayed ?? 0 },
+    });
+  }
+
+  /** Our exclusive lease's node is gone: the sequence proof's next starting point (see provenSole). */
+  [leaseDeleted](lease: Lease, forced: boolean): void {
+    if (this.kind !== 'exclusive') return;
+    // Read back from the node's name (the server wrote its sequence there) rather than kept per lease.
+    const seq = parseContender(lease.node.slice(lease.node.lastIndexOf('/') + 1))!.seq;
+    this.released = forced ? { seq, czxid: lease.fencingToken, forced } : { seq, czxid: lease.fencingToken };
+  }
+
+  [recordRefused](): void {
+    this.recordWriteRefused = true;
   }
 
   /** Whether a lease taken from this lock object is held (not released, not lost), by any caller in this process. */

@@ -6,7 +6,6 @@ import { LockError } from '../support/lock-error.js';
 import type { LockOptions } from './mutex.js';
 import { QueueLock } from './mutex.js';
 import { downgradedData, isDowngraded, ownerData } from '../support/owner-data.js';
-import { tracked } from '../lease/holds.js';
 import { refuseInside, sectionOf } from '../lease/reentrancy.js';
 import { isRevocationRequest, ownerReplaced } from '../lease/revocation.js';
 import { isTransient } from '../support/transient.js';
@@ -80,7 +79,7 @@ export class ReadWriteLock {
         throw new LockError('NOT_HELD', 'the session or the hold ended during the downgrade; the write lock was released', where);
       }
       const marked = stat;
-      readLease = tracked(this.readLock, (hooks) => new Lease(this.client, writeLease.lockPath, writeLease.node, marked, { ...this.options, revocationPending: { ...pending, requested } }, hooks));
+      readLease = new Lease(this.client, writeLease.lockPath, writeLease.node, marked, { ...this.options, revocationPending: { ...pending, requested } }, { owner: this.readLock });
     } catch (error) {
       // No lease owns our node any more: it goes, waited for briefly (the rest in the background).
       await awaitBriefly(this.client, deleteGuaranteed(this.client, writeLease.node, writeLease.sessionId)).catch(() => undefined);
