@@ -65,6 +65,13 @@ const NOTHING_TO_READ: Promise<void> = Promise.resolve();
  * session, connected or not: the proof that it is alive (client.sessionAliveUntil(), kept fresh
  * by sync heartbeats from the client's first lock on) runs out within the safety margin.
  */
+/** A bounded hold's state in its monitor (see LeaseMonitor.hold). */
+interface BoundedHold {
+  readonly limit: HoldLimit;
+  readonly force: () => void;
+  cancel: (() => void) | undefined;
+}
+
 export class LeaseMonitor implements SessionFollower {
   // The signal, and the error that is its reason, are made only when someone asks for the signal:
   // most leases are released without anyone looking, and an Error per release is costly.
@@ -74,10 +81,12 @@ export class LeaseMonitor implements SessionFollower {
   /** The node watch could not be set (connection lost): set it on the next reconnect. */
   private rewatch = false;
   private rewatchTimer: NodeJS.Timeout | undefined;
-  /** The bound on the hold (see limitHold), and what deletes our node once its grace is over. */
-  private hold: { limit: HoldLimit; force: () => void } | undefined;
-  /** Cancels the pending step of a bounded hold: its expiry, then its forced release. */
-  private cancelHold: (() => void) | undefined;
+  /**
+   * The bound on the hold (see limitHold), what deletes our node once its grace is over, and what
+   * cancels the bound's pending step (its expiry, then its forced release). One field, made only
+   * for a bounded hold: a lease without maxHold pays a slot, not three.
+   */
+  private hold: BoundedHold | undefined;
   private watching = false;
   /** Our node's watch (or its read) told us the node was deleted: kept after the lease ended, for its release (see deletionHeard). */
   private deleted = false;
@@ -188,11 +197,16 @@ export class LeaseMonitor implements SessionFollower {
    * unless released or handed over first. Unref'd: a bound never keeps the process alive.
    */
   limitHold(limit: HoldLimit, force: () => void): void {
-    this.hold = { limit, force };
+    const hold: BoundedHold = (this.hold = { limit, force, cancel: undefined });
     if (this.lost) {
       if (this.lost.reason === 'SESSION_MAY_HAVE_EXPIRED') this.armForce();
     } else if (limit.expiresAt <= performance.now()) this.expireHold();
-    else this.cancelHold = timerAt(limit.expiresAt, () => this.expireHold(), true);
+    else hold.cancel = timerAt(limit.expiresAt, () => this.expireHold(), true);
+  }
+
+  /** The bound given to limitHold, if any. */
+  get holdLimit(): HoldLimit | undefined {
+    return this.hold?.limit;
   }
 
   private expireHold(): void {
@@ -208,11 +222,12 @@ export class LeaseMonitor implements SessionFollower {
    * its client until the grace is over.
    */
   private armForce(): void {
-    const { limit, force } = this.hold!;
+    const hold = this.hold!;
+    const { limit, force } = hold;
     if (limit.forceReleaseAfter === undefined || this.stopped || this.client.terminated || this.client.sessionId !== this.node.ephemeralOwner) return;
     // The loss unsubscribed the monitor from the session: the grace listens on its own.
     const unsubscribe = this.client.onState((event) => {
-      if (event === 'closed' || event === 'expired' || event === 'connected') this.cancelHold?.();
+      if (event === 'closed' || event === 'expired' || event === 'connected') this.hold?.cancel?.();
       else if (event === 'reconnected') this.resumeWatch();
     });
     const cancel = timerAt(
@@ -223,7 +238,7 @@ export class LeaseMonitor implements SessionFollower {
       },
       true,
     );
-    this.cancelHold = () => {
+    hold.cancel = () => {
       cancel();
       unsubscribe();
       clearTimeout(this.rewatchTimer);
@@ -300,7 +315,7 @@ export class LeaseMonitor implements SessionFollower {
   private lose(reason: LockLostReason, message: string): void {
     if (this.lost) {
       // Lost already (an expired hold, a lapsed proof), and now the node is gone: no forced release of it is left to do.
-      if (reason === 'NODE_DELETED' || reason === 'CLOSED') this.cancelHold?.();
+      if (reason === 'NODE_DELETED' || reason === 'CLOSED') this.hold?.cancel?.();
       return;
     }
     this.lost = { reason, message };
@@ -323,7 +338,7 @@ export class LeaseMonitor implements SessionFollower {
     this.lose('RELEASED', 'the lease was released');
     this.stopped = true;
     // Lost already (an expired hold, a lapsed proof), so lose() did not run: a forced release may be due still.
-    this.cancelHold?.();
+    this.hold?.cancel?.();
     // Best effort: a watcher left behind only delays its own garbage collection (it ignores events once stopped).
     if (nodeKept && this.watching) this.client.removeWatcher(this.nodePath, this.watcher).catch(() => undefined);
   }
@@ -331,7 +346,7 @@ export class LeaseMonitor implements SessionFollower {
   private detach(): void {
     clearTimeout(this.rewatchTimer);
     // A loss ends the hold's clock; lose() arms the forced release, if still due, only after this.
-    this.cancelHold?.();
+    this.hold?.cancel?.();
     unfollow(this.client, this);
   }
 }

@@ -88,7 +88,6 @@ export class Lease implements AsyncDisposable, MonitoredLease {
   private readonly monitor: LeaseMonitor;
   /** Made at once for a revocable lease; for another, only if someone looks at its signal (which then never aborts). */
   private revocation: RevocationRequest | undefined;
-  private hold: HoldLimit | undefined;
   /** The hold's forced release, once begun: true once the node is gone (or went with the session), false if the server refused. */
   private forced: Promise<boolean> | undefined;
   private readonly owner: LeaseOwner | undefined;
@@ -209,7 +208,7 @@ export class Lease implements AsyncDisposable, MonitoredLease {
    * read lease keeps its write lease's bound (the hold did not restart).
    */
   get holdLimit(): HoldLimit | undefined {
-    return this.hold;
+    return this.monitor.holdLimit;
   }
 
   /**
@@ -218,7 +217,6 @@ export class Lease implements AsyncDisposable, MonitoredLease {
    * `forceReleaseAfter`, our client deletes the node that much later, unless it was released.
    */
   [limitHold](limit: HoldLimit): void {
-    this.hold = limit;
     this.monitor.limitHold(limit, () => this.forceRelease());
   }
 
