@@ -1,9 +1,10 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { signatureOf } from './explorer.js';
+import { applyMutant, mutantPatches } from './mutant-patches.js';
 import type { Violation } from './execute.js';
 import type { Scenario } from './scenario.js';
 
@@ -33,7 +34,6 @@ const { values } = parseArgs({
 const repo = resolve(import.meta.dirname, '..');
 /** Every tree of the run is this commit (the baseline and each mutant), whatever is committed meanwhile. */
 const commit = execFileSync('git', ['-C', repo, 'rev-parse', 'HEAD']).toString().trim();
-const mutantsDir = join(repo, 'explore', 'mutants');
 
 interface Sighting {
   signature: string;
@@ -81,10 +81,7 @@ function removeScratch(dir: string): void {
   rmSync(resolve(dir, '..'), { recursive: true, force: true });
 }
 
-const patches = readdirSync(mutantsDir)
-  .filter((f) => f.endsWith('.patch'))
-  .filter((f) => values.only === undefined || f.includes(values.only))
-  .sort();
+const patches = mutantPatches(values.only);
 
 const red = (text: string): string => (process.stdout.isTTY ? `\x1b[31m${text}\x1b[0m` : text);
 /** The replay of a sighting, in a tree where `patch` (if any) is applied: what the table prints. */
@@ -130,11 +127,7 @@ for (const patch of patches) {
   let row: string;
   try {
     // A patch the tree has outgrown is a finding of this run, not a reason to stop the others.
-    try {
-      execFileSync('git', ['apply', join(mutantsDir, patch)], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-    } catch (error) {
-      throw new Error(`does not apply: ${String((error as { stderr?: Buffer }).stderr ?? error).trim().replaceAll('\n', '; ')}`);
-    }
+    applyMutant(dir, patch);
     if (!existsSync(join(dir, 'explore', 'run.ts'))) throw new Error('the explorer is not in this commit');
     const result = await runExplorer(dir, searchArgs);
     const fresh = result.sightings.filter((s) => !baseline.has(s.signature)).sort((a, b) => a.foundAtMs - b.foundAtMs);

@@ -149,7 +149,10 @@ function stepArb(actors: number, clients: number, ensemble: boolean): fc.Arbitra
     { weight: 5, arbitrary: fc.record({ op: fc.constant('wait' as const), ms: fc.integer({ min: 0, max: 700 }) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('forceDelete' as const), which: fc.nat(7) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('revoke' as const), which: fc.nat(7) }) },
-    { weight: 1, arbitrary: fc.record({ op: fc.constant('expire' as const), client }) },
+    // A session's end while calls are on their way is where most of the defects reviewers found
+    // lay (a re-queue between two sessions, a lease handed out already lost): three times the
+    // weight of the other outside events, as the `expire` request fault has twice the others'.
+    { weight: 3, arbitrary: fc.record({ op: fc.constant('expire' as const), client }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('stall' as const), ms: fc.integer({ min: 50, max: 1200 }) }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('close' as const), client }) },
     { weight: 1, arbitrary: fc.record({ op: fc.constant('reopen' as const), client }) },
@@ -159,11 +162,11 @@ function stepArb(actors: number, clients: number, ensemble: boolean): fc.Arbitra
 }
 
 const verdict: fc.Arbitrary<FaultVerdict> = fc.oneof(
-  fc.constant('drop' as const),
-  fc.constant('lose-reply' as const),
-  fc.constant('reset' as const),
-  fc.record({ delay: fc.integer({ min: 50, max: 1500 }) }),
-  fc.constant('expire' as const),
+  { weight: 1, arbitrary: fc.constant('drop' as const) },
+  { weight: 1, arbitrary: fc.constant('lose-reply' as const) },
+  { weight: 1, arbitrary: fc.constant('reset' as const) },
+  { weight: 1, arbitrary: fc.record({ delay: fc.integer({ min: 50, max: 1500 }) }) },
+  { weight: 2, arbitrary: fc.constant('expire' as const) },
 );
 
 /**
