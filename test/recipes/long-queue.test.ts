@@ -104,6 +104,37 @@ describe('long queues', () => {
     }
   });
 
+  it('a client closed while its joins share a listing rejects them and leaves no unhandled rejection (explorer, seed 4343: the process crashed)', async () => {
+    const was = setFastPaths(true);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      // A listing shared by joins waiting behind one on its way is sent when that one is answered:
+      // once the client closes, it is refused at once (CLOSED), before the creates still on
+      // their way are answered. The moment of the close varies over the rounds.
+      for (let round = 0; round < 12; round++) {
+        const path = `/long/closed-${round}`;
+        const client = await zk.client();
+        const lease = await new Mutex(client, path).acquire();
+        const joins = Array.from({ length: 6 }, (_, i) => new Mutex(client, path).acquire(i % 2 === 0 ? {} : { timeout: 10 * ROUND_TRIPS_MS }));
+        for (const join of joins) join.catch(() => undefined);
+        if (round % 4 === 1) await new Promise((resolve) => setImmediate(resolve));
+        else if (round % 4 > 1) await new Promise((resolve) => setTimeout(resolve, round % 4));
+        await client.close();
+        const outcomes = await Promise.allSettled(joins);
+        assert.ok(outcomes.every((o) => o.status === 'rejected'), `round ${round}: every join rejected once the client closed`);
+        assert.equal(lease.held, false);
+        await zk.assertNoNodes(path);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(unhandled.map(String), [], 'no rejection left unhandled');
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      setFastPaths(was);
+    }
+  });
+
   it('one process waiting with 1,000 acquires on one lock keeps a heap per waiter independent of its place in the queue', async () => {
     const path = '/long/heap';
     const count = 1000;

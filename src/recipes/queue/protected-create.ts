@@ -88,6 +88,11 @@ export async function createProtected(
     const path = joinPath(parent, prefix);
     const create = client.create(path, data, { mode: 'EPHEMERAL_SEQUENTIAL', acl: nodeAcl(client, acl, path), signal: deadline.requestSignal });
     const list = previous || !listed ? undefined : listQueue(client, parent, deadline, shared);
+    // Awaited after the create, and failures are taken there; marked handled now because a shared
+    // listing can fail first: sent once the one before it is answered, it is refused at once when
+    // the client has closed meanwhile, while our create is still on its way (an unhandled
+    // rejection would end the process).
+    list?.catch(() => undefined);
     let ours: { path: string; owner: bigint } | undefined;
     try {
       const created = await create;
@@ -101,7 +106,6 @@ export async function createProtected(
       const { queue, stat } = await (list ?? listQueue(client, parent, deadline, shared));
       return { path: created.path, name, seq, stat: created.stat, queue, before, listed: stat };
     } catch (error) {
-      list?.catch(() => undefined);
       if (!(error instanceof ZooKeeperError)) throw error;
       if (ours && !createMayHaveRun(error) && error.code !== 'SESSIONEXPIRED') {
         // Our node exists but the listing was refused (no READ on the lock path, say): take it back.
