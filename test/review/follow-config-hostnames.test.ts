@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ZooKeeperClient } from '../../src/index.js';
-import { ZooKeeperEnsemble } from '../../src/testing/index.js';
+import { ZooKeeperEnsemble, ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 
@@ -34,6 +34,23 @@ describe('review: followConfig with a connect string that names the members as t
       assert.deepEqual(events, [], 'no state change after the first connection');
     } finally {
       await client.close();
+    }
+  });
+
+  it('updateServerAddresses naming the server the client is on by its address (127.0.0.1) where the connect string named it localhost: the client stays (Java matches the connected address)', async () => {
+    const server = await ZooKeeperServer.start();
+    const client = await ZooKeeperClient.connect(`localhost:${server.port}`, { sessionTimeout: 20_000 });
+    const errors: string[] = [];
+    client.on('connectionError', (error: Error) => errors.push(error.message));
+    try {
+      const inFlight = client.sync('/');
+      client.updateServerAddresses(`127.0.0.1:${server.port}`);
+      await inFlight;
+      await client.sync('/');
+      assert.deepEqual(errors, [], 'no connection dropped');
+    } finally {
+      await client.close();
+      await server.close();
     }
   });
 });
