@@ -5,7 +5,7 @@ import { ZooKeeperEnsemble, ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
 
-describe('review: followConfig with a connect string that names the members as the config does not (localhost vs 127.0.0.1)', () => {
+describe('followConfig with a connect string that names the members as the config does not (localhost vs 127.0.0.1)', () => {
   let ensemble: ZooKeeperEnsemble;
   before(async () => {
     ensemble = await ZooKeeperEnsemble.start({ size: 3, reconfigEnabled: true, tickTime: 200 });
