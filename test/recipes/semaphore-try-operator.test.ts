@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { Semaphore } from '../../src/index.js';
 import type { ZooKeeperClient } from '../../src/index.js';
 import { WAITER_TIMEOUT_MS } from '../support/bounds.js';
-import { RecipeFixture, sharedNow, sleep, within } from '../recipes/fixtures.js';
+import { RecipeFixture, sharedNow, sleep, within } from './fixtures.js';
 
-describe('review: tryAcquire on a semaphore whose queue nodes an operator deletes while contenders take turns', () => {
+describe('tryAcquire on a semaphore whose queue nodes an operator deletes while contenders take turns', () => {
   let zk: RecipeFixture;
   before(async () => {
     zk = await RecipeFixture.start();
