@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { sessionBound } from '../support/bounds.js';
 import { RecipeFixture, within } from '../recipes/fixtures.js';
 
-describe('review: watch events against replies in a deep (batched) pipeline', () => {
+describe('watch events against replies in a deep (batched) pipeline', () => {
   let zk: RecipeFixture;
   before(async () => {
     zk = await RecipeFixture.start();
@@ -29,7 +29,7 @@ describe('review: watch events against replies in a deep (batched) pipeline', ()
       await within(
         Promise.all(
           Array.from({ length: depth }, async () => {
-            for (let n = 0; n < 60; n++) {
+            for (let n = 0; n < 20; n++) {
               const entry = { version: -1, fired: false };
               const { stat } = await reader.getData(path, {
                 watch: () => {

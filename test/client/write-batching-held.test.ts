@@ -19,7 +19,7 @@ async function until(cond: () => boolean, ms: number, what: string): Promise<voi
   );
 }
 
-describe('review: requests held for a larger write when the connection drops, the session expires or the client closes', () => {
+describe('requests held for a larger write when the connection drops, the session expires or the client closes', () => {
   let zk: RecipeFixture;
   before(async () => {
     zk = await RecipeFixture.start();
