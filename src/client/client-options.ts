@@ -73,6 +73,7 @@ export interface ClientOptions {
    * Follow the ensemble's membership: read /zookeeper/config (with a watch) on every connection
    * and on every change, and `updateServerAddresses` with its members' client addresses (see
    * follow-config.ts). The connect string only finds the ensemble the first time. Default false.
+   * Refused with `tls` (INVALID_ARGUMENT): the config holds no member's secure client port.
    */
   followConfig?: boolean;
 }

@@ -84,6 +84,12 @@ export abstract class ClientSession extends EventEmitter<ClientEvents> {
     this.requestTimeout = checkDuration(options.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS, 'requestTimeout');
     const sessionTimeout = checkDuration(options.sessionTimeout ?? DEFAULT_SESSION_TIMEOUT_MS, 'sessionTimeout');
     const follow = checkBoolean(options.followConfig, 'followConfig', where);
+    // A dynamic config names each member's plain client address only (secureClientPort is never in
+    // it): a TLS client following it would be sent to ports where every handshake fails, and would
+    // lose its session with no connection left to read a later config on. Refused, not guessed.
+    if (follow && options.tls !== undefined && options.tls !== false) {
+      invalidArgument('followConfig', 'false with tls (the ensemble config holds no secure client port; call updateServerAddresses with the secure addresses)', options.followConfig, where);
+    }
     this.session = new Session({
       hosts,
       sessionTimeout,

@@ -1,4 +1,5 @@
 import type { Reader, Stat, Writer } from '../protocol/index.js';
+import { isWildcardIp } from '../connection/index.js';
 import { readStat } from '../protocol/index.js';
 import type { Where } from './validate.js';
 import { invalidArgument } from './validate.js';
@@ -16,7 +17,7 @@ export interface EnsembleMemberConfig {
   /**
    * Where clients reach it, `host:port`; undefined when the line gives no client port (a
    * configuration written before 3.5, which only the static `clientPort` of each member knows).
-   * A wildcard client address (`0.0.0.0`, `::`, or a port alone) is reached at `host`.
+   * A wildcard client address (`0.0.0.0`, `::` in any spelling, or a port alone) is reached at `host`.
    */
   clientAddress: string | undefined;
 }
@@ -43,8 +44,6 @@ export interface ReconfigSpec {
   /** Apply only if the configuration is still this version (else BADVERSION); default: any. */
   fromConfig?: bigint;
 }
-
-const WILDCARDS = new Set(['0.0.0.0', '::', '[::]', '']);
 
 /** `host:port` or `[v6]:port`, split at the last colon outside brackets. */
 function splitHostPort(address: string): [string, string] {
@@ -74,7 +73,8 @@ function parseMember(id: number, value: string): EnsembleMemberConfig | undefine
     const [clientHost = '', portText] = clientPart.includes(':') ? splitHostPort(clientPart) : ['', clientPart];
     const clientPort = port(portText);
     if (clientPort === undefined) return undefined;
-    clientAddress = `${WILDCARDS.has(clientHost) ? host : clientHost}:${clientPort}`;
+    // ZooKeeper writes the address as Java prints it (:: as [0:0:0:0:0:0:0:0]): parsed, not matched as text.
+    clientAddress = `${clientHost === '' || isWildcardIp(clientHost) ? host : clientHost}:${clientPort}`;
   }
   return { id, role: role === 'observer' ? 'observer' : 'participant', host, quorumPort, electionPort, clientAddress };
 }

@@ -1,4 +1,5 @@
 export * from './hosts/connect-string.js';
+export * from './hosts/ip.js';
 export * from './session/session.js';
 export type { RequestSpec } from './session/packet.js';
 export type { TlsOptions } from './socket/transport.js';

@@ -33,6 +33,13 @@ describe('parseEnsembleConfig', () => {
     assert.deepEqual(parseEnsembleConfig(Buffer.alloc(0)), { version: 0n, members: [], connectString: '', text: '' });
   });
 
+  it('a member whose client address is the IPv6 wildcard is reached at its quorum host (ZooKeeper prints :: as [0:0:0:0:0:0:0:0], Inet6Address.getHostAddress)', () => {
+    const config = parseEnsembleConfig(
+      ['server.1=10.0.0.1:2888:3888:participant;[0:0:0:0:0:0:0:0]:2181', 'server.2=10.0.0.2:2888:3888:participant;0.0.0.0:2181', 'server.3=10.0.0.3:2888:3888:participant;[::]:2181', 'version=100000000'].join('\n'),
+    );
+    assert.equal(config.connectString, '10.0.0.1:2181,10.0.0.2:2181,10.0.0.3:2181');
+  });
+
   it('reconfig refuses a malformed request before sending anything (INVALID_ARGUMENT)', async () => {
     // Not connected: a request that passed its checks would wait for a connection, not reject at once.
     const client = new ZooKeeperClient('127.0.0.1:1', { requestTimeout: 60_000 });

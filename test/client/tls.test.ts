@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { ZooKeeperError } from '../../src/index.js';
 import { ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 
@@ -21,6 +22,21 @@ describe('TLS', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('refuses followConfig with tls (INVALID_ARGUMENT): a config names only the plain client ports, where a TLS client would be stranded', async () => {
+    // What following would do: the config a reconfiguration publishes names the member's plain
+    // clientPort (secureClientPort is never in it); the TLS handshakes there fail until the session expires.
+    for (const tls of [{ ca: server.tlsCertificatePem! }, true] as const) {
+      await assert.rejects(ZooKeeperClient.connect(server.secureConnectString!, { tls, followConfig: true }), (error: ZooKeeperError) => {
+        assert.equal(error.code, 'INVALID_ARGUMENT');
+        assert.match(error.message, /followConfig/);
+        return true;
+      });
+    }
+    // Without following, the same options connect.
+    const client = await ZooKeeperClient.connect(server.secureConnectString!, { tls: { ca: server.tlsCertificatePem! }, followConfig: false });
+    await client.close();
   });
 
   it('refuses a server certificate it does not trust', async () => {

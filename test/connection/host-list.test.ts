@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { literalAddresses, resolveAddresses } from '../../src/connection/hosts/addresses.js';
 import type { HostPort } from '../../src/connection/hosts/connect-string.js';
 import { HostList } from '../../src/connection/hosts/host-list.js';
 
@@ -10,7 +11,7 @@ const TRIALS = 4000;
 function afterUpdate(from: number[], at: number, to: number[]): number | undefined {
   const list = new HostList(hosts(...from));
   const current = hosts(at)[0]!;
-  return list.update(hosts(...to), current) ? list.next().port : undefined;
+  return list.update(hosts(...to), current, new Map()) ? list.next().port : undefined;
 }
 
 function tally(from: number[], at: number, to: number[]): Map<number | undefined, number> {
@@ -45,5 +46,26 @@ describe("HostList.update: Java's StaticHostProvider.updateServerList rule", () 
   it('a client whose server is in a list of the same or smaller size stays', () => {
     assert.equal(afterUpdate([1, 2, 3], 2, [3, 2, 1]), undefined);
     assert.equal(afterUpdate([1, 2, 3], 2, [2]), undefined);
+  });
+});
+
+describe('HostList compares servers by address', () => {
+  it('the server the client is on, listed again under another name or spelling of its address, stays and counts as listed; a name without addresses is compared as text', async () => {
+    const byName = { host: 'localhost', port: 2181 };
+    const listed = [{ host: '127.0.0.1', port: 2181 }];
+    const book = await resolveAddresses([byName, ...listed], 5000);
+    for (let i = 0; i < 200; i++) {
+      const list = new HostList([byName]);
+      assert.equal(list.update(listed, byName, book), false);
+      assert.ok(list.has(byName));
+    }
+    const v6 = new HostList([{ host: '::1', port: 2181 }]);
+    const spelled = [{ host: '0:0:0:0:0:0:0:1', port: 2181 }];
+    assert.equal(v6.update(spelled, { host: '::1', port: 2181 }, literalAddresses([{ host: '::1', port: 2181 }, ...spelled])!), false);
+    // Another port is another server; an unresolvable name is only itself.
+    const other = new HostList([byName]);
+    assert.equal(other.update([{ host: '127.0.0.1', port: 2182 }], byName, book), true);
+    const unknown = await resolveAddresses([{ host: 'no-such-host.invalid', port: 2181 }], 2000);
+    assert.deepEqual(unknown.get('no-such-host.invalid'), []);
   });
 });

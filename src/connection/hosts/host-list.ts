@@ -1,9 +1,13 @@
+import type { AddressBook } from './addresses.js';
+import { sameServer } from './addresses.js';
 import type { HostPort } from './connect-string.js';
 
 /** The hosts of a connect string in a shuffled order, handed out round-robin. */
 export class HostList {
   private hosts: HostPort[];
   private index = -1;
+  /** The addresses of the hosts of the last update (and of the server it was on): `localhost` and `127.0.0.1` are one server. */
+  private book: AddressBook = new Map();
 
   constructor(hosts: readonly HostPort[]) {
     this.hosts = shuffled(hosts);
@@ -16,11 +20,14 @@ export class HostList {
    * probability 1 − old size / new size, and then goes to a server new to the list. Moving
    * because `current` went, it picks a new server with Java's probability pNew and one of the
    * remaining old ones otherwise, so that the clients of the removed servers spread evenly.
+   * Servers are compared by `book` (the addresses of the old and new hosts and of `current`):
+   * a server named by another name or spelling of its address is still listed.
    */
-  update(hosts: readonly HostPort[], current: HostPort | undefined): boolean {
+  update(hosts: readonly HostPort[], current: HostPort | undefined, book: AddressBook): boolean {
     const next = shuffled(hosts);
     const mine = current ?? this.hosts[Math.max(this.index, 0)];
-    const same = (a: HostPort, b: HostPort | undefined): boolean => b !== undefined && a.host === b.host && a.port === b.port;
+    this.book = book;
+    const same = (a: HostPort, b: HostPort | undefined): boolean => b !== undefined && sameServer(a, b, book);
     const kept = next.filter((h) => this.hosts.some((o) => same(h, o)));
     const fresh = next.filter((h) => !kept.includes(h));
     const oldSize = this.hosts.length;
@@ -48,9 +55,14 @@ export class HostList {
     return true;
   }
 
-  /** True when `host` is in the list (by host and port). */
+  /** True when `host` is in the list (by port, and host or address). */
   has(host: HostPort): boolean {
-    return this.hosts.some((h) => h.host === host.host && h.port === host.port);
+    return this.hosts.some((h) => sameServer(h, host, this.book));
+  }
+
+  /** The hosts in the list now. */
+  get all(): readonly HostPort[] {
+    return this.hosts;
   }
 
   get size(): number {

@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ZooKeeperError } from '../../protocol/index.js';
+import type { AddressBook } from '../hosts/addresses.js';
+import { literalAddresses, resolveAddresses } from '../hosts/addresses.js';
 import type { HostPort } from '../hosts/connect-string.js';
 import type { SessionToEnd } from './end-session.js';
 import { endSession } from './end-session.js';
@@ -86,11 +88,40 @@ export abstract class DialLoop extends SessionHandshake {
    * in flight on that connection fail with CONNECTIONLOSS, as on any connection loss.
    */
   updateHosts(hosts: readonly HostPort[]): void {
+    // Compared by address (a config names `127.0.0.1` the server the connect string called
+    // `localhost`). Addresses only: at once; with a name, after one bounded lookup per update.
+    // Applied in the order they were made (the old list serves meanwhile).
+    if (this.hostUpdatesPending === 0) {
+      const book = literalAddresses(this.hostsInvolved(hosts));
+      if (book) return this.applyHosts(hosts, book);
+    }
+    this.hostUpdatesPending++;
+    this.hostsUpdated = this.hostsUpdated
+      .then(async () => {
+        const involved = this.hostsInvolved(hosts);
+        this.applyHosts(hosts, literalAddresses(involved) ?? (await resolveAddresses(involved, this.connectTimeout())));
+      })
+      .catch((error: unknown) => {
+        this.emit('connectionError', error);
+      })
+      .finally(() => this.hostUpdatesPending--);
+  }
+
+  private hostsUpdated: Promise<void> = Promise.resolve();
+  private hostUpdatesPending = 0;
+
+  /** The hosts an update compares: the old list, the new one, and the server the session is on. */
+  private hostsInvolved(hosts: readonly HostPort[]): HostPort[] {
+    return [...this.hosts.all, ...hosts, ...(this.target ? [this.target] : [])];
+  }
+
+  private applyHosts(hosts: readonly HostPort[], book: AddressBook): void {
+    if (this.isStopped) return;
     const connection = this.connection;
     // A connection still in its handshake counts too (as Java closes its socket whatever its state):
     // left alone, it would complete to a server no longer listed and stay there.
-    const move = this.hosts.update(hosts, connection ? this.target : undefined);
-    if (!move || !connection || this.isStopped) return;
+    const move = this.hosts.update(hosts, connection ? this.target : undefined, book);
+    if (!move || !connection) return;
     connection.close(new ZooKeeperError('CONNECTIONLOSS', `leaving ${connection.label}: the server list changed (updateServerAddresses)`, { zkCode: -4 }));
   }
 

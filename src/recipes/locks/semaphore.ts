@@ -128,10 +128,16 @@ export class Semaphore {
     checkSafetyMargin(this.options, this.path, 'tryAcquire', this.client);
     const hold = tryOnly(options, this.path);
     const deadline = new Deadline(hold, this.path, 'tryAcquire');
+    const session = this.client.sessionId;
     try {
       const leases = await this.attempt(deadline, false, count ?? 1);
       return leases && (await handOutLeases(leases, count, hold, deadline));
     } catch (error) {
+      // Our queue node went while the session lives (an operator deleted it): this try's turn is
+      // lost, and someone else may be at the head now — the lock is not available, as a
+      // Mutex.tryAcquire answers then (acquire queues again instead). attempt() left no node.
+      // A session that really ended (its id is 0n, or a new one) still rejects with SESSIONEXPIRED.
+      if (error instanceof ZooKeeperError && placeLost.has(error) && !deadline.expired && session !== 0n && this.client.sessionId === session) return null;
       throw deadline.failure(error);
     } finally {
       deadline.dispose();
@@ -450,7 +456,12 @@ async function watchCreated(client: ZooKeeperClient, path: string, session: bigi
   }
 }
 
+/** The errors sessionLost made, told apart from a request's SESSIONEXPIRED by tryAcquire. */
+const placeLost = new WeakSet<object>();
+
 /** Our place at the head of the queue went with the session (or an admin): queue again. */
 function sessionLost(path: string): ZooKeeperError {
-  return new ZooKeeperError('SESSIONEXPIRED', 'the queue node we held is gone', { path, op: 'acquire' });
+  const error = new ZooKeeperError('SESSIONEXPIRED', 'the queue node we held is gone', { path, op: 'acquire' });
+  placeLost.add(error);
+  return error;
 }
