@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ClientOptions, RequestMessage, WatchMessage } from '../../src/index.js';
 import { LockError, ZooKeeperClient, ZooKeeperError, parseContender, requestChannel, watchChannel } from '../../src/index.js';
-import type { ZooKeeperServerOptions } from '../../src/testing/index.js';
+import type { RequestDecider, ZooKeeperServerOptions } from '../../src/testing/index.js';
 import { FaultProxy, ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS, WAITER_TIMEOUT_MS } from '../support/bounds.js';
 import type { HoldInterval } from '../support/intervals.js';
@@ -35,8 +35,8 @@ export class RecipeFixture {
   }
 
   /** A client whose only way to the server is a fault proxy. */
-  async viaProxy(options: ClientOptions = {}): Promise<{ client: ZooKeeperClient; proxy: FaultProxy }> {
-    const proxy = await FaultProxy.start({ targetPort: this.server.port });
+  async viaProxy(options: ClientOptions = {}, onRequest?: RequestDecider): Promise<{ client: ZooKeeperClient; proxy: FaultProxy }> {
+    const proxy = await FaultProxy.start({ targetPort: this.server.port, ...(onRequest && { onRequest }) });
     this.proxies.add(proxy);
     const client = await ZooKeeperClient.connect(proxy.connectString, { sessionTimeout: 2000, ...options });
     this.clients.add(client);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LockLostError, ZooKeeperClient } from '../../src/index.js';
 import { Mutex, SimpleLock } from '../../src/index.js';
-import { stall } from '../support/wait.js';
+import { eventually, stall } from '../support/wait.js';
 import { RecipeFixture, isLockError, onRequests, sleep } from './fixtures.js';
 
 /**
@@ -76,6 +76,10 @@ describe('lease liveness on a healthy connection', () => {
  * SESSION_MAY_HAVE_EXPIRED (explore: handed-out-lost). The round is tried again within the
  * deadline; a proof that still cannot be had rejects, our node deleted.
  */
+/** ZooKeeper's opcodes, as the fault proxy's decider sees them. */
+const GET_DATA = 4;
+const SET_ACL = 7;
+
 describe('the liveness proof before a hand-out', () => {
   let zk: RecipeFixture;
   before(async () => {
@@ -104,6 +108,44 @@ describe('the liveness proof before a hand-out', () => {
     assert.equal(lease.signal.aborted, false, String(lease.signal.reason));
     assert.equal(setAcls(), 2, 'a second round after the stalled one');
     await lease.release();
+  });
+
+  it('a revocable lease whose first read is answered after its proof ran out is not handed out lost: LOCK_LOST and no node (explorer, handed-out-lost)', async () => {
+    // The explorer's case (seed 36437, path 1:83): the proof stood at proveFresh, then the hand-out
+    // waited for the lease's first read of its node (revocable), whose reply came late. A sync
+    // proves the send time of a packet answered at least G (a quarter of the timeout, and 100 ms)
+    // before it (see liveness-proof.ts): with a margin of half the timeout, the proof the
+    // acquire builds stands from a read made 0.3 of the timeout before it, until 0.2 of the
+    // timeout after it. The lease's first read is answered half a timeout later (and every
+    // reply after it, order kept), below the client's read deadline: its proof has run out.
+    const sessionTimeout = 4000;
+    const safetyMargin = 0.5 * sessionTimeout;
+    let proved = false;
+    let delayed = false;
+    const { client } = await zk.viaProxy({ sessionTimeout }, ({ opcode }) => {
+      if (opcode === SET_ACL) proved = true;
+      else if (opcode === GET_DATA && proved && !delayed) return (delayed = true), { delayReply: 0.5 * sessionTimeout };
+      return 'forward';
+    });
+    await eventually(() => client.sessionAliveUntil() - safetyMargin <= performance.now(), sessionTimeout, "the handshake's proof ran out");
+    await client.exists('/');
+    await sleep(0.3 * sessionTimeout);
+    const mutex = new Mutex(client, '/proof/late-read', { revocable: true, safetyMargin });
+    const acquired = mutex.acquire({ timeout: 30_000 }).then(
+      (lease) => ({ lease, aborted: lease.signal.aborted, reason: lease.signal.reason as unknown }),
+      (error: unknown) => ({ error }),
+    );
+    const outcome = await acquired;
+    assert.ok(delayed, 'the first read after the proof was delayed');
+    if ('lease' in outcome) {
+      await outcome.lease.release().catch(() => undefined);
+      assert.equal(outcome.aborted, false, `handed out live, not lost (${String(outcome.reason)})`);
+    } else {
+      assert.ok(isLockError('LOCK_LOST')(outcome.error), String(outcome.error));
+      assert.equal(((outcome.error as Error).cause as LockLostError).reason, 'SESSION_MAY_HAVE_EXPIRED');
+    }
+    const observer = await zk.client();
+    assert.deepEqual((await observer.getChildren('/proof/late-read')).children, [], 'no node of ours is left');
   });
 
   it('a proof that cannot be had rejects with LOCK_LOST and leaves no node', async () => {
