@@ -35,8 +35,10 @@
 
 export { ZooKeeperServer } from './zookeeper-server.js';
 export type { ZooKeeperServerOptions } from './zookeeper-server.js';
-export { DEFAULT_INIT_LIMIT, DEFAULT_SYNC_LIMIT, EnsembleMember, ZooKeeperEnsemble } from './zookeeper-ensemble.js';
-export type { ZooKeeperEnsembleOptions } from './zookeeper-ensemble.js';
+export { ZooKeeperEnsemble } from './zookeeper-ensemble.js';
+export { EnsembleMember } from './ensemble-member.js';
+export { DEFAULT_INIT_LIMIT, DEFAULT_SYNC_LIMIT } from './ensemble-plan.js';
+export type { ZooKeeperEnsembleOptions } from './ensemble-plan.js';
 export type { ReconfigChange } from './reconfig.js';
 export type { CutOptions, LinkOptions } from './member-links.js';
 export type { WaitOptions, ZooKeeperProcess, ZooKeeperProcessState } from './zookeeper-process.js';
