@@ -134,3 +134,16 @@ export function readReconfigResult(r: Reader): { config: EnsembleConfig; stat: S
   const data = r.buffer() ?? Buffer.alloc(0);
   return { config: parseEnsembleConfig(data), stat: readStat(r) };
 }
+
+/** getConfig's reply: the node's data and stat as getData's, and the config they hold, typed. */
+export interface ConfigResult {
+  data: Buffer;
+  stat: Stat;
+  config: EnsembleConfig;
+}
+
+/** Reads getConfig's reply (a getData reply) with its config parsed. */
+export function readConfigResult(r: Reader): ConfigResult {
+  const data = r.buffer() ?? Buffer.alloc(0);
+  return { data, stat: readStat(r), config: parseEnsembleConfig(data) };
+}

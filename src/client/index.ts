@@ -15,4 +15,4 @@ export type { SaslOptions, SessionEvent } from '../connection/index.js';
 export { requestChannel, sessionChannel, watchChannel } from './diagnostics.js';
 export type { RequestMessage, SessionMessage, WatchMessage } from './diagnostics.js';
 export { parseEnsembleConfig } from './ensemble-config.js';
-export type { EnsembleConfig, EnsembleMemberConfig, ReconfigSpec } from './ensemble-config.js';
+export type { ConfigResult, EnsembleConfig, EnsembleMemberConfig, ReconfigSpec } from './ensemble-config.js';

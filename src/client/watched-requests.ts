@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { RequestSpec } from '../connection/index.js';
-import type { Writer } from '../protocol/index.js';
+import type { Reader, Writer } from '../protocol/index.js';
 import {
   AddWatchMode,
   OpCode,
@@ -13,6 +13,8 @@ import { validatePath } from './paths.js';
 import type { PersistentWatchOptions } from './watches/persistent-watch.js';
 import { PersistentWatch } from './watches/persistent-watch.js';
 import { CONFIG_NODE } from './watches/config-watch.js';
+import type { ConfigResult } from './ensemble-config.js';
+import { readConfigResult } from './ensemble-config.js';
 import type { Where } from './validate.js';
 import {
   checkBoolean,
@@ -39,7 +41,9 @@ const REMOVE_TYPE: Record<WatchClass, number> = { data: WatcherType.data, child:
 /** The watches of a ZooKeeperClient: persistent ones, removing and checking them, the config watch, and the one path (watchedRequest) by which a read sets a one-shot watch. */
 export abstract class ClientWatches extends ClientSession {
   /** getData as `op` (getConfig without a chroot is one). */
-  protected readData(op: string, path: string, options: WatchOptions | undefined): Promise<DataResult> {
+  protected readData(op: string, path: string, options: WatchOptions | undefined): Promise<DataResult>;
+  protected readData<T>(op: string, path: string, options: WatchOptions | undefined, read: (r: Reader) => T): Promise<T>;
+  protected readData<T>(op: string, path: string, options: WatchOptions | undefined, read: (r: Reader) => T | DataResult = readDataResult): Promise<T | DataResult> {
     return operation(() => {
       const server = this.serverPath(path, op);
       const where = at(op, path);
@@ -51,7 +55,7 @@ export abstract class ClientWatches extends ClientSession {
         op,
         path,
         write: (w) => writePathWatch(w, server, setWatch),
-        read: readDataResult,
+        read,
         ...spec,
       }));
     });
@@ -180,8 +184,8 @@ export abstract class ClientWatches extends ClientSession {
    * under one, a getData of that path reads below the chroot instead). Its `watch` fires on the
    * next reconfiguration, with the path /zookeeper/config.
    */
-  getConfig(options?: WatchOptions): Promise<DataResult> {
-    if (!this.chrootMap.prefix) return this.readData('getConfig', CONFIG_NODE, options);
+  getConfig(options?: WatchOptions): Promise<ConfigResult> {
+    if (!this.chrootMap.prefix) return this.readData('getConfig', CONFIG_NODE, options, readConfigResult);
     return operation(() => {
       const where = { op: 'getConfig', path: CONFIG_NODE };
       const o = checkOptions(options, where);
@@ -192,7 +196,7 @@ export abstract class ClientWatches extends ClientSession {
         op: 'getConfig',
         path: CONFIG_NODE,
         write: (w) => writePathWatch(w, CONFIG_NODE, watch !== undefined),
-        read: readDataResult,
+        read: readConfigResult,
         onReply: (err) => {
           if (err === 0 && watch) this.configWatchers.add(watch);
         },

@@ -100,6 +100,25 @@ describe('getConfig under a chroot', () => {
     await server?.close();
   });
 
+  it('getConfig answers the config typed (members, roles, version), under a chroot too', async () => {
+    const rooted = await ZooKeeperClient.connect(`${server.connectString}/app`, { sessionTimeout: 10_000 });
+    const before = await superUser.getData('/zookeeper/config');
+    try {
+      const written = 'server.1=127.0.0.1:2888:3888:participant;0.0.0.0:2181\nversion=100000000';
+      await superUser.setData('/zookeeper/config', written);
+      for (const client of [rooted, superUser]) {
+        const { data, config } = await client.getConfig();
+        assert.equal(data.toString(), written);
+        assert.equal(config.text, written);
+        assert.equal(config.version, 0x100000000n);
+        assert.deepEqual(config.members.map((m) => [m.id, m.role]), [[1, 'participant']]);
+      }
+    } finally {
+      await superUser.setData('/zookeeper/config', before.data);
+      await rooted.close();
+    }
+  });
+
   it('reads /zookeeper/config outside the chroot, and its watch fires, also after a reconnect', async () => {
     const proxy = await FaultProxy.start({ targetPort: server.port });
     const rooted = await ZooKeeperClient.connect(`${proxy.connectString}/app`, { sessionTimeout: 10_000 });
