@@ -8,11 +8,13 @@ import { limitHold, startHold } from './hold-limit.js';
 
 /** The clients a lease's nodes live on (a MultiLease's may be several). A symbol the package does not export. */
 export const clientsOf: unique symbol = Symbol('clientsOf');
+/** HandedOut's check that it is not lost as it is handed out. */
+export const lostNow: unique symbol = Symbol('lostNow');
 
 /** What a lock hands out: a Lease, or a MultiLease. */
 export interface HandedOut {
-  /** Asks the clock (see LeaseMonitor): aborted once the lease is or may be lost. */
-  readonly signal: AbortSignal;
+  /** Why it is lost, asking the clock (see LeaseMonitor), without making its signal; undefined while it is not. */
+  [lostNow](): unknown;
   [limitHold](limit: HoldLimit): void;
   [Symbol.asyncDispose](): Promise<void>;
   readonly [clientsOf]: readonly ZooKeeperClient[];
@@ -34,7 +36,7 @@ export interface HandedOut {
 export async function handOut<T extends HandedOut>(lease: T, hold: HoldOptions, deadline: Deadline): Promise<T> {
   const clients = lease[clientsOf];
   const closing = clients.some((client) => client.closing);
-  const lost = closing || deadline.expired || !lease.signal.aborted ? undefined : (lease.signal.reason as unknown);
+  const lost = closing || deadline.expired ? undefined : lease[lostNow]();
   if (!closing && !deadline.expired && lost === undefined) return startHold(lease, hold);
   const released = lease[Symbol.asyncDispose]();
   if (closing) {

@@ -184,6 +184,16 @@ export class LeaseMonitor implements SessionFollower {
     return this.deleted;
   }
 
+  /**
+   * The LockLostError the signal carries (or would: none is made here, a lease's signal costs
+   * an AbortController), read against the clock as `isLost` is; undefined while not lost.
+   */
+  get lostNow(): LockLostError | undefined {
+    this.checkProof();
+    void this.observe();
+    return this.lost === undefined ? undefined : this.lostError(this.lost);
+  }
+
   /** True once the lock is, or may be, lost (or released). */
   get isLost(): boolean {
     this.checkProof();

@@ -2,7 +2,7 @@ import type { Op, OpResult, Stat, ZooKeeperClient } from '../../client/index.js'
 import { ZooKeeperError } from '../../client/index.js';
 import type { DeleteOptions } from '../support/guaranteed-delete.js';
 import { deleteGuaranteed } from '../support/guaranteed-delete.js';
-import { clientsOf } from './hand-out.js';
+import { clientsOf, lostNow } from './hand-out.js';
 import type { HoldLimit } from './hold-limit.js';
 import { limitHold } from './hold-limit.js';
 import type { LeaseMonitorOptions, NodeWatch } from './lease-monitor.js';
@@ -176,6 +176,10 @@ export class Lease implements AsyncDisposable, MonitoredLease {
   }
 
   /** Its client, for the locks' hand-out (see handOut). */
+  [lostNow](): unknown {
+    return this.monitor.lostNow;
+  }
+
   get [clientsOf](): readonly ZooKeeperClient[] {
     return [this.client];
   }

@@ -4,7 +4,7 @@ import type { AcquireOptions, TryAcquireOptions } from '../support/deadline.js';
 import { Deadline, tryOnly } from '../support/deadline.js';
 import type { HoldLimit } from '../lease/hold-limit.js';
 import { limitHold } from '../lease/hold-limit.js';
-import { clientsOf, handOut } from '../lease/hand-out.js';
+import { clientsOf, handOut, lostNow } from '../lease/hand-out.js';
 import type { LockState } from '../inspect.js';
 import type { Lease } from '../lease/lease.js';
 import type { QueueLock } from './mutex.js';
@@ -50,6 +50,12 @@ export class MultiLease implements AsyncDisposable {
   }
 
   /** The clients of its locks, for the hand-out (see handOut). */
+  [lostNow](): unknown {
+    // Its combined signal exists already (made with it); reading it asks each lease's clock.
+    const signal = this.signal;
+    return signal.aborted ? (signal.reason as unknown) : undefined;
+  }
+
   get [clientsOf](): readonly ZooKeeperClient[] {
     return this.leases.flatMap((lease) => lease[clientsOf]);
   }
