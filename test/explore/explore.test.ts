@@ -98,8 +98,11 @@ describe('explorer', () => {
     // invariant (as `--kind` does), since a lock this broken breaks others too, a leak after a
     // reset say. (It once ran a smaller one when the printed scenario passed: fast-check went on
     // through the shrink's later siblings; replay.test.ts pins the fix.)
-    const replay = await explore({ seed: failure.seed, path: failure.path, timeLimitMs: 60_000, workers: 1, timing: TIMING, shrinkMs: 0, serverPort: zk.server.port, admin: zk.client, root: '/explore-selftest-replay', lockFactory: brokenLock, repeat: 5, onlyKind: failure.violations[0]!.kind });
-    assert.ok(replay.failure, `the replay of --seed ${failure.seed} --path ${failure.path} failed too`);
+    // Up to 15 runs: shrinking keeps a smaller scenario that failed once, and the short holds
+    // it shrinks to overlap only when their hand-outs meet, which load makes rarer (5 runs missed
+    // it in 2 of 4 full suites today).
+    const replay = await explore({ seed: failure.seed, path: failure.path, timeLimitMs: 60_000, workers: 1, timing: TIMING, shrinkMs: 0, serverPort: zk.server.port, admin: zk.client, root: '/explore-selftest-replay', lockFactory: brokenLock, repeat: 15, onlyKind: failure.violations[0]!.kind });
+    assert.ok(replay.failure, `the replay of --seed ${failure.seed} --path ${failure.path} did not fail in 15 runs`);
     assert.deepEqual(replay.failure.scenario, failure.scenario, `the replay ran the scenario printed:\n${scenarioText(replay.failure.scenario)}\nshrunk:\n${scenarioText(failure.scenario)}`);
     assert.ok(
       replay.failure.violations.some((v) => v.kind === 'two-holders' || v.kind === 'semaphore-over-admit'),
