@@ -20,20 +20,31 @@ export interface Stat {
 
 export const STAT_BYTES = 68;
 
+/**
+ * A bigint is an immutable heap object of 24 bytes, and every lease and waiter keeps its node's
+ * stat: equal zxids of one stat are read into one object (a new node has czxid = mzxid = pzxid),
+ * and so is an owner equal to the last one read (a client mostly reads its own session's nodes).
+ */
+let lastOwner = 0n;
+
 export function readStat(r: Reader): Stat {
-  return {
-    czxid: r.long(),
-    mzxid: r.long(),
-    ctime: r.longNumber(),
-    mtime: r.longNumber(),
-    version: r.int(),
-    cversion: r.int(),
-    aversion: r.int(),
-    ephemeralOwner: r.long(),
-    dataLength: r.int(),
-    numChildren: r.int(),
-    pzxid: r.long(),
-  };
+  const czxid = r.long();
+  const mzxid = same(r.long(), czxid);
+  const ctime = r.longNumber();
+  const mtime = r.longNumber();
+  const version = r.int();
+  const cversion = r.int();
+  const aversion = r.int();
+  const ephemeralOwner = (lastOwner = same(r.long(), lastOwner));
+  const dataLength = r.int();
+  const numChildren = r.int();
+  const pzxid = same(same(r.long(), czxid), mzxid);
+  return { czxid, mzxid, ctime, mtime, version, cversion, aversion, ephemeralOwner, dataLength, numChildren, pzxid };
+}
+
+/** `value`, or `known` when they are equal: one object for both. */
+function same(value: bigint, known: bigint): bigint {
+  return value === known ? known : value;
 }
 
 export interface Id {

@@ -140,7 +140,7 @@ async function describeQueue(
   }
   // Nodes that went between the listing and the reads block nobody. A downgraded writer is a
   // reader here: it no longer blocks readers, and still blocks the writers behind it.
-  const present = all.map((c): Contender => ({ name: c.name, seq: c.seq, kind: c.kind, protectionId: undefined }));
+  const present = all.map((c): Contender => ({ name: c.name, seq: c.seq, kind: c.kind }));
   for (const contender of present) {
     if (blockers(present, contender).length === 0) holding.add(contender.name);
   }
@@ -280,7 +280,7 @@ function leaseOrder(names: string[]): Contender[] {
   const leases: Contender[] = [];
   for (const name of names) {
     const match = LEASE_NAME.exec(name);
-    if (match) leases.push({ name, seq: Number(match[1]), kind: 'shared', protectionId: undefined });
+    if (match) leases.push({ name, seq: Number(match[1]), kind: 'shared' });
   }
   return leases.sort((a, b) => (a.seq - b.seq) | 0);
 }

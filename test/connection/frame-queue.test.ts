@@ -53,18 +53,36 @@ describe('queued frames', () => {
     assert.deepEqual(writes.flatMap(parse), expected);
   });
 
-  it('taken together are written together: a write per chunk, not per frame', () => {
-    const writes: Buffer[] = [];
-    const queue = new FrameQueue((bytes) => writes.push(bytes));
-    const w = new Writer(64);
+  /** 1,000 small frames queued at once, then taken and written: about 30 KB. */
+  function burst(queue: FrameQueue, w: Writer): void {
     for (let i = 0; i < 1000; i++) {
       encode(w, Buffer.from(`/some/path/${i}`));
       queue.push(w);
     }
     for (let xid = 1; xid <= 1000; xid++) queue.take(xid);
     queue.flush();
+  }
+
+  it('taken together are written together: a write per chunk, not per frame', () => {
+    const writes: Buffer[] = [];
+    const queue = new FrameQueue((bytes) => writes.push(bytes));
+    burst(queue, new Writer(64));
     assert.equal(writes.flatMap(parse).length, 1000);
     // About 30 KB in chunks doubling from 1 KiB: five of them.
     assert.ok(writes.length <= 6, `${writes.length} writes`);
+  });
+
+  it('once drained keep no chunk grown while frames piled up: an idle session holds a few bytes, not 64 KiB', () => {
+    const writes: Buffer[] = [];
+    const queue = new FrameQueue((bytes) => writes.push(bytes));
+    const w = new Writer(64);
+    burst(queue, w);
+    assert.ok(writes.at(-1)!.buffer.byteLength > 8192, 'the burst grew the chunks past the pool size');
+    encode(w, Buffer.from('/after/the/burst'));
+    queue.push(w);
+    queue.take(1001);
+    queue.flush();
+    // A small chunk comes from Node's 8 KiB pool; the burst's last chunk would be 16 KiB or more.
+    assert.ok(writes.at(-1)!.buffer.byteLength <= 8192, `the next frame went into a chunk of ${writes.at(-1)!.buffer.byteLength} bytes`);
   });
 });

@@ -7,6 +7,7 @@ import { watchTimers } from '../support/live-timers.js';
 import { serverWatches } from '../support/server-watches.js';
 import { eventually } from '../support/wait.js';
 import { RecipeFixture, within } from './fixtures.js';
+import { scheduledCount } from '../../src/recipes/support/deadline-clock.js';
 
 /** Short enough for a test: the hold is over at once, and what is left is the forced release's long grace. */
 const MAX_HOLD = 300;
@@ -27,7 +28,8 @@ const DELETED_GRACE = 210_008;
 const UNWATCHED_GRACE = 265_009;
 /** A forced release armed when a stall ran the session's proof out before the hold was over: due at the hold's end plus the grace. */
 const HOLD_THEN_GRACE = HOLD + GRACE;
-const ALL = [HOLD, HOLD_THEN_GRACE, EXPIRED_GRACE, LOCK_DELAY, DELAY_TIMEOUT, WAIT_TIMEOUT];
+/** The timers of locks and leases; an acquire's timeout is not one of its own but a slot on the deadline clock (see scheduledCount). */
+const ALL = [HOLD, HOLD_THEN_GRACE, EXPIRED_GRACE, LOCK_DELAY];
 /** How far short of its delay a timer of ours may be found (see live()): far less than the ~111 s between the delays above. */
 const LATE_MS = 25_000;
 
@@ -84,12 +86,15 @@ describe('closing a client, or losing a lease, leaves no lock timer armed', { ti
     const armed = live(ALL);
     // The bound, or, had a stall run the session's proof out meanwhile (SESSION_MAY_HAVE_EXPIRED), the forced release after it.
     assert.ok(armed.includes(HOLD) || armed.includes(HOLD_THEN_GRACE), `the hold's timer is armed: ${armed.join(', ')}`);
-    assert.deepEqual(armed.filter((delay) => delay !== HOLD && delay !== HOLD_THEN_GRACE).sort(), [EXPIRED_GRACE, LOCK_DELAY, DELAY_TIMEOUT, WAIT_TIMEOUT].sort(), 'every other timer armed before the close');
+    assert.deepEqual(armed.filter((delay) => delay !== HOLD && delay !== HOLD_THEN_GRACE).sort(), [EXPIRED_GRACE, LOCK_DELAY].sort(), 'every other timer armed before the close');
+    // The two pending acquires' timeouts (DELAY_TIMEOUT, WAIT_TIMEOUT); the others' went when they acquired.
+    assert.equal(scheduledCount(), 2, 'the pending acquires\' deadlines are on the clock');
 
     await client.close();
     await within(Promise.all(rejections), ROUND_TRIPS_MS, 'the pending acquires reject with CLOSED');
     // Gone with the close, not some turns of the event loop later: the 'closed' state ends them.
     assert.deepEqual(live(ALL), [], 'no timer of a lock or lease outlives the client');
+    assert.equal(scheduledCount(), 0, 'no deadline of an acquire outlives the client');
     assert.equal(holding.held, false, 'the lease ended with its client');
     await taken.release();
     await zk.assertNoNodes('/close/wait');

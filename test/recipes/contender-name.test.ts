@@ -12,11 +12,11 @@ const HEX = '0b8f9c526a534c399c565f4d2b1e9a10';
 
 describe('contender names', () => {
   it('recognises Curator and kazoo names, and nothing else', () => {
-    assert.deepEqual(parseContender(`_c_${UUID}-lock-0000000007`), { name: `_c_${UUID}-lock-0000000007`, seq: 7, kind: 'exclusive', protectionId: UUID });
+    assert.deepEqual(parseContender(`_c_${UUID}-lock-0000000007`), { name: `_c_${UUID}-lock-0000000007`, seq: 7, kind: 'exclusive' });
     assert.equal(parseContender('lock-0000000001')?.kind, 'exclusive');
     assert.equal(parseContender(`_c_${UUID}-__READ__0000000002`)?.kind, 'shared');
     assert.equal(parseContender(`_c_${UUID}-__WRIT__0000000003`)?.kind, 'exclusive');
-    assert.equal(parseContender(`${HEX}__lock__0000000004`)?.protectionId, HEX);
+    assert.deepEqual(parseContender(`${HEX}__lock__0000000004`), { name: `${HEX}__lock__0000000004`, seq: 4, kind: 'exclusive' });
     assert.equal(parseContender(`${HEX}__rlock__0000000005`)?.kind, 'shared');
     for (const stray of ['leases', 'lock-1', 'lock-00000000001', `_c_${UUID}-lock-`, 'x__lock__0000000001', `${HEX}__lock__000000000a`, 'readme']) {
       assert.equal(parseContender(stray), undefined, stray);

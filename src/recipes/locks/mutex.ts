@@ -2,8 +2,8 @@ import type { ZooKeeperClient } from '../../client/index.js';
 import { ZooKeeperError, validatePath } from '../../client/index.js';
 import type { ContenderKind, Layout } from '../queue/contender-name.js';
 import { parseContender } from '../queue/contender-name.js';
-import type { HeldNode } from '../queue/contender-queue.js';
-import { NotAcquired, acquireInQueue } from '../queue/contender-queue.js';
+import type { HeldNode, QueueOptions } from '../queue/contender-queue.js';
+import { NotAcquired, acquireInQueue, queueHeld } from '../queue/contender-queue.js';
 import type { AcquireOptions, TryAcquireOptions } from '../support/deadline.js';
 import { Deadline, tryOnly } from '../support/deadline.js';
 import { giveUp, giveUpNode } from '../support/abandon.js';
@@ -50,6 +50,15 @@ export interface MutexOptions extends LockOptions {
 
 /** The options of a lock made without any: one object for all, not one per lock object. */
 const NO_OPTIONS: MutexOptions = Object.freeze({});
+/** The default of acquire's options: one object for every such call, which its Deadline keeps while it waits. */
+const NO_ATTEMPT: AcquireOptions = Object.freeze({});
+
+/** What one acquire's queue wait carries for the lease once our node holds (see [queueHeld]). */
+interface MutexQueueOptions extends QueueOptions {
+  attempt: AcquireOptions;
+  /** Our last exclusive hold of this lock, whether or not the queue may use it as `previous`. */
+  released: ReleasedContender | undefined;
+}
 
 /**
  * The fair lock of the queue of EPHEMERAL_SEQUENTIAL nodes under `lockPath`, for one kind of
@@ -82,10 +91,15 @@ export class QueueLock implements LeaseOwner {
   }
 
   /** Waits for the lock (bounded by `timeout` and/or `signal`). On failure no node of ours is left. */
-  async acquire(attempt: AcquireOptions = {}): Promise<Lease> {
-    this.precheck();
-    if (this.traced()) return traceAcquire(this.traceFacts(), (message) => this.join(attempt, true, message));
-    return this.join(attempt, true);
+  acquire(attempt: AcquireOptions = NO_ATTEMPT): Promise<Lease> {
+    // Not async: an async function returning join's promise would add a promise and a job per waiter.
+    try {
+      this.precheck();
+      if (this.traced()) return traceAcquire(this.traceFacts(), (message) => this.join(attempt, true, message));
+      return this.join(attempt, true);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Whether this lock's acquires are traced: someone listens, and it is not a semaphore's queue lock. */
@@ -107,19 +121,24 @@ export class QueueLock implements LeaseOwner {
     refuseInside(sectionOf(this), this.lockPath, 'WOULD_DEADLOCK', 'this call chain already holds this lock');
   }
 
-  private async join(attempt: AcquireOptions, wait: boolean, trace?: AcquireMessage): Promise<Lease> {
+  /**
+   * Not an async function: a waiter spends its life in the queue (acquireInQueue), and a frame
+   * suspended here for all that time would cost every waiter about 500 bytes (see blocker-watch.ts).
+   * The queue calls [queueHeld] once our node holds. Throws synchronously on bad options; the
+   * callers make that a rejection.
+   */
+  private join(attempt: AcquireOptions, wait: boolean, trace?: AcquireMessage): Promise<Lease> {
     checkSafetyMargin(this.options, this.lockPath, wait ? 'acquire' : 'tryAcquire', this.client);
-    const deadline = new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire');
     const previous = this.released;
-    try {
-      const node = await acquireInQueue({
+    return acquireInQueue<MutexQueueOptions, Lease>(
+      {
         client: this.client,
         lockPath: this.lockPath,
         kind: this.kind,
         layout: this.options.layout ?? 'curator',
         role: this.role,
         data: this.ownerData,
-        deadline,
+        deadline: new Deadline(attempt, this.lockPath, wait ? 'acquire' : 'tryAcquire'),
         failOnExpiry: this.options.failOnSessionExpiry ?? false,
         trace,
         wait,
@@ -127,7 +146,16 @@ export class QueueLock implements LeaseOwner {
         records: this.records,
         lockDelay: this.lockDelay || undefined,
         acl: this.options.acl,
-      });
+        attempt,
+        released: previous,
+      },
+      this,
+    );
+  }
+
+  /** Our node holds the lock: the lease, handed out once proven fresh (and, revocable, once it read its node). */
+  async [queueHeld](node: HeldNode, { attempt, deadline, released: previous }: MutexQueueOptions): Promise<Lease> {
+    try {
       let lease: Lease | undefined;
       try {
         await proveFresh(this.client, safetyMargin(this.client, this.options), deadline, node.path, this.options.acl);

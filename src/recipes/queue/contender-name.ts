@@ -12,8 +12,6 @@ export interface Contender {
   /** The sequence suffix as a signed 32-bit number. */
   seq: number;
   kind: ContenderKind;
-  /** The random id that protected-mode creation put in the name, if any. */
-  protectionId: string | undefined;
 }
 
 const SEQ = '(\\d{10}|-\\d{9,10})';
@@ -32,7 +30,7 @@ const PATTERNS: readonly { re: RegExp; kind: ContenderKind }[] = [
 export function parseContender(name: string): Contender | undefined {
   for (const { re, kind } of PATTERNS) {
     const match = re.exec(name);
-    if (match) return { name, seq: Number(match[2]), kind, protectionId: match[1] };
+    if (match) return { name, seq: Number(match[2]), kind };
   }
   return undefined;
 }

@@ -1,11 +1,14 @@
+import type { Stat } from '../../client/index.js';
+import { joinPath } from '../../client/index.js';
 import { giveUpNode } from '../support/abandon.js';
-import type { ContenderKind, Layout } from './contender-name.js';
-import { contenderPrefix, indexOfSeq } from './contender-name.js';
+import type { Contender, ContenderKind, Layout } from './contender-name.js';
+import { contenderPrefix, indexOfSeq, parseContender } from './contender-name.js';
 import type { AcquireMessage } from '../diagnostics.js';
 import { LockError } from '../support/lock-error.js';
 import { Lookahead } from './fast/queue-lookahead.js';
 import type { Blockers, QueueWait } from './queue-watch.js';
-import { LIST_INSTEAD_OF_READ, SessionLost, keptBlockers, presentBlockers, untilAnswered, waitUntilGone } from './queue-watch.js';
+import { LIST_INSTEAD_OF_READ, SessionLost, keptBlockers, presentBlockers, untilAnswered } from './queue-watch.js';
+import { BlockerWait } from './blocker-watch.js';
 import type { ReleasedContender } from './fast/sequence-proof.js';
 import type { RecordRead } from './fast/release-record.js';
 import { mayHaveRecorded, readRecord } from './fast/release-record.js';
@@ -66,46 +69,21 @@ export class NotAcquired extends Error {}
  * not connected, or past a brief bound, it goes in the background); when the session expires while
  * waiting we queue again at the back with the new session while the deadline allows.
  */
-export function acquireInQueue(o: QueueOptions): Promise<HeldNode> {
-  // Requests bounded by the deadline reject with the client's ABORTED when it passes, wherever
-  // they were: every lock rejects with the deadline's own LockError (LOCK_TIMEOUT or ABORTED).
-  // Not an async function: one suspended frame fewer kept by every waiter.
-  return joinQueue(o).catch((error: unknown) => {
-    throw o.deadline.failure(error);
-  });
+export function acquireInQueue<O extends QueueOptions, T>(o: O, holder: QueueHolder<O, T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => new QueueJoin(o, holder, resolve, reject).join());
 }
 
-async function joinQueue(o: QueueOptions): Promise<HeldNode> {
-  // Read once: one acquire runs with the fast paths or without them throughout (see fast/switch.ts).
-  const fast = fastPaths();
-  for (;;) {
-    o.deadline.check();
-    const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, {
-      previous: fast ? o.previous : undefined,
-      shared: fast,
-      failOnExpiry: o.failOnExpiry,
-      readFirst: o.lockDelay !== undefined,
-      container: o.lockDelay === undefined,
-      acl: o.acl,
-    });
-    try {
-      const turn = await waitForTurn(o, node, fast);
-      if (!o.lockDelay || !turn.handoff) return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver: turn.recordOver ?? null, watch: turn.watch };
-      // The lock-delay step (lock-delay-step.ts): a handoff not proven clean is served before we hold.
-      const { recordOver, delayed } = await serveLockDelay({ client: o.client, lockPath: o.lockPath, kind: o.kind, deadline: o.deadline, lockDelay: o.lockDelay }, node, turn.handoff, turn.recordOver);
-      return { path: node.path, name: node.name, seq: node.seq, stat: node.stat, recordOver, handoff: turn.handoff.kind, delayed, watch: turn.watch };
-    } catch (error) {
-      if (error instanceof SessionLost) {
-        if (o.failOnExpiry) throw new LockError('SESSIONEXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' });
-        continue;
-      }
-      // Queue again at the back, as Curator does; the deadline bounds how often.
-      if (error instanceof NodeLost) continue;
-      await giveUpNode(o.client, node.path, node.stat.ephemeralOwner, o.deadline);
-      throw error;
-    }
-  }
+/** What holds the lock once our node does: a lock turns the held node into its lease. */
+export interface QueueHolder<O extends QueueOptions, T> {
+  /**
+   * Our node holds the lock: what the acquire resolves with (or rejects with). From then on the
+   * deadline is the holder's to dispose; when the acquire fails in the queue, the queue disposes it.
+   */
+  [queueHeld](node: HeldNode, o: O): Promise<T>;
 }
+
+/** The method a QueueHolder is called by: a symbol, not a name a lock could otherwise have. */
+export const queueHeld = Symbol('queueHeld');
 
 interface Turn extends Handed {
   /** See HeldNode.watch. */
@@ -113,68 +91,205 @@ interface Turn extends Handed {
 }
 
 /**
- * Resolves when our node holds the lock, with what our release may record and, with a lockDelay,
- * how the lock came to us. Without `fast` (see fast/switch.ts) the plain queue only: no lookahead,
- * and no release record read in place of the check; a lockDelay still reads the lock path once
- * it holds, as the feature's own proof of a clean handoff (lock-delay.ts).
+ * One acquire's way through the queue, as one object: it runs its steps (create and list, the
+ * checks after a blocker went, the lock-delay step) as short async methods, and between them it
+ * is parked on its blocker's watch (BlockerWait) with no suspended async frame: a waiter's bytes
+ * are counted by the memory bench, and 10,000 waiters must fit in 20 MB. Every step ends in
+ * exactly one of: park() on the next blocker, done() with our turn, or failed(): queue again
+ * (SessionLost, NodeLost) or give up our node and reject.
  */
-async function waitForTurn(o: QueueOptions, node: Created, fast: boolean): Promise<Turn> {
-  if (node.queue === null) {
-    // Proven alone by the sequence (provenSole): nobody queued since our own last hold.
-    if (o.trace) o.trace.queuePosition ??= 0;
-    return handedAtOnce(node, o.previous, o.lockDelay);
-  }
-  let ahead = firstBlockers(o, node);
-  const owner = node.stat.ephemeralOwner;
-  if (ahead.near.length > 0 && o.wait === false) {
-    // Anyone ahead of a writer holds or waits. A reader shares with writers that downgraded: look.
-    if (o.kind === 'exclusive') throw new NotAcquired();
-    const candidates = ahead;
-    ahead = await untilAnswered(o, owner, () => presentBlockers(o, candidates));
-    if (ahead.near.length > 0) throw new NotAcquired();
-  }
-  if (ahead.near.length === 0 && o.lockDelay) return handedAtOnce(node, undefined, o.lockDelay);
-  // What only a contender holding at once judges its join by: not kept while it waits.
-  node.before = node.listed = undefined;
-  let recordOver: number | null = null;
-  let last: LastBlocker | undefined;
-  const ours = ahead.near.length > 0 ? watchOwnNode(o.client, node.path) : undefined;
-  let lookahead: Lookahead | undefined;
-  try {
-    while (ahead.near.length > 0) {
-      const gone = ahead.near[0]!;
-      lookahead = fast && followsRest(o.kind, ahead) ? new Lookahead(o, ahead.near.slice(1), owner) : undefined;
-      const byZklock = await waitUntilGone(o, gone, owner);
-      // Only a lockDelay judges the handoff: no clock read or record of it otherwise.
-      if (o.lockDelay) last = { gone, byZklock, seenAt: performance.now() };
-      if (ours?.deleted) throw new NodeLost();
-      if (await lookahead?.clear()) break;
-      lookahead?.stop();
-      const check = await stillBlocking(o, gone.name, fast && mayHaveRecorded(gone, byZklock), { near: ahead.near.slice(1), more: ahead.more }, owner);
-      ahead = check.blocking;
-      if (check.record) {
-        recordOver = check.record.over;
-        if (last) last.read = check.record;
-      }
-    }
-    // With a lockDelay, the step that judges how the lock came to us (lock-delay-step.ts).
-    if (o.lockDelay && last) return afterWait(o, node, ours, await handedAfterWait({ ...o, lockDelay: o.lockDelay }, last, owner));
-    return afterWait(o, node, ours, { recordOver: o.kind === 'exclusive' ? recordOver : null });
-  } finally {
-    ours?.ignore();
-    lookahead?.stop();
-  }
-}
+class QueueJoin<O extends QueueOptions, T> extends BlockerWait {
+  /** Read once: one acquire runs with the fast paths or without them throughout (see fast/switch.ts). */
+  private readonly fast = fastPaths();
+  /**
+   * Our node, once created: its path and stat only (its name and sequence are read back from the
+   * path when we hold). A waiter keeps these fields and no object of its own for them.
+   */
+  private nodePath: string | undefined;
+  private stat: Stat | undefined;
+  /** The blockers still to wait for, nearest first; `more`: more blocked us than `near` when last listed (see Blockers). */
+  private near: Contender[] = [];
+  private more = false;
+  private ours: OwnNode | undefined;
+  private lookahead: Lookahead | undefined;
+  private recordOver: number | null = null;
+  /** With a lockDelay: the blocker whose deletion let us in (lock-delay-step.ts). */
+  private last: LastBlocker | undefined;
 
-/**
- * The checks between our last blocker's deletion and our turn. Its deletion may have been
- * notified while the last check was on its way; a getData queued across an expiry runs on the
- * new session: our node may be gone although every blocker went. Having read the lock path while
- * waiting, we likely have someone queued behind us: `turn` tells them how we went.
- */
-function afterWait(o: QueueOptions, node: Created, ours: OwnNode | undefined, turn: Turn): Turn {
-  stillOurs(o.client, node.stat.ephemeralOwner, ours);
-  return ours ? { ...turn, watch: ours } : turn;
+  constructor(
+    protected override readonly o: O,
+    private readonly holder: QueueHolder<O, T>,
+    private readonly resolve: (result: T) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    super(o);
+  }
+
+  /** Creates our node and takes our place in the queue; again after our session or our node was lost. */
+  join(): void {
+    this.step(this.enter());
+  }
+
+  /** A step's failure goes to failed(); its success has already parked us or settled the acquire. */
+  private step(running: Promise<void>): void {
+    running.catch((error: unknown) => this.failed(error));
+  }
+
+  private async enter(): Promise<void> {
+    const { o } = this;
+    this.nodePath = this.stat = undefined;
+    o.deadline.check();
+    const node = await createProtected(o.client, o.lockPath, () => contenderPrefix(o.layout, o.kind, o.role), o.data, o.deadline, {
+      previous: this.fast ? o.previous : undefined,
+      shared: this.fast,
+      failOnExpiry: o.failOnExpiry,
+      readFirst: o.lockDelay !== undefined,
+      container: o.lockDelay === undefined,
+      acl: o.acl,
+    });
+    this.nodePath = node.path;
+    this.stat = node.stat;
+    if (node.queue === null) {
+      // Proven alone by the sequence (provenSole): nobody queued since our own last hold.
+      if (o.trace) o.trace.queuePosition ??= 0;
+      return this.done(handedAtOnce(node, o.previous, o.lockDelay));
+    }
+    let ahead = firstBlockers(o, node);
+    if (ahead.near.length > 0 && o.wait === false) {
+      // Anyone ahead of a writer holds or waits. A reader shares with writers that downgraded: look.
+      if (o.kind === 'exclusive') throw new NotAcquired();
+      const candidates = ahead;
+      ahead = await untilAnswered(o, node.stat.ephemeralOwner, () => presentBlockers(o, candidates));
+      if (ahead.near.length > 0) throw new NotAcquired();
+    }
+    if (ahead.near.length === 0 && o.lockDelay) return this.done(handedAtOnce(node, undefined, o.lockDelay));
+    this.recordOver = null;
+    this.last = undefined;
+    if (ahead.near.length > 0) this.ours = watchOwnNode(o.client, node.path);
+    this.park(ahead);
+  }
+
+  /** Waits for the nearest of `ahead` (following the rest meanwhile, see followsRest), or, when none is left, takes our turn. */
+  private park(ahead: Blockers): void {
+    const { o } = this;
+    const { near } = ahead;
+    this.near = near;
+    this.more = ahead.more !== undefined;
+    if (near.length === 0) return this.step(this.afterWait());
+    const owner = this.stat!.ephemeralOwner;
+    this.lookahead = this.fast && followsRest(o.kind, ahead) ? new Lookahead(o, near.slice(1), owner) : undefined;
+    const nearest = near[0]!;
+    const path = joinPath(o.lockPath, nearest.name);
+    // Its name as a slice of the path the watch keeps anyway, rather than a string of its own.
+    near[0] = { name: path.slice(path.lastIndexOf('/') + 1), seq: nearest.seq, kind: nearest.kind };
+    this.waitFor(path, owner, o.deadline.bounded ? o.deadline : undefined);
+  }
+
+  protected blockerGone(byZklock: boolean | undefined): void {
+    this.step(this.afterGone(byZklock));
+  }
+
+  protected blockerFailed(error: unknown): void {
+    this.failed(error);
+  }
+
+  /**
+   * Our nearest blocker went: which of the others still block us. The lookahead may know already
+   * (no request); else the check (stillBlocking), which may read a release record.
+   */
+  private async afterGone(byZklock: boolean | undefined): Promise<void> {
+    const { o } = this;
+    const gone = this.near[0]!;
+    // A waiter that did not keep all its blockers looks for them as itself (see Blockers.more).
+    const rest: Blockers = { near: this.near.slice(1), more: this.more ? this.asContender() : undefined };
+    // Only a lockDelay judges the handoff: no clock read or record of it otherwise.
+    if (o.lockDelay) this.last = { gone, byZklock, seenAt: performance.now() };
+    if (this.ours?.deleted) throw new NodeLost();
+    const { lookahead } = this;
+    this.lookahead = undefined;
+    const clear = await lookahead?.clear();
+    lookahead?.stop();
+    if (clear) return this.park({ near: [] });
+    const check = await stillBlocking(o, gone.name, this.fast && mayHaveRecorded(gone, byZklock), rest, this.stat!.ephemeralOwner);
+    if (check.record) {
+      this.recordOver = check.record.over;
+      if (this.last) this.last.read = check.record;
+    }
+    this.park(check.blocking);
+  }
+
+  /**
+   * The checks between our last blocker's deletion and our turn. Its deletion may have been
+   * notified while the last check was on its way; a getData queued across an expiry runs on the
+   * new session: our node may be gone although every blocker went. Having read the lock path
+   * while waiting, we likely have someone queued behind us: the turn tells them how we went.
+   * With a lockDelay, the step that judges how the lock came to us (lock-delay-step.ts).
+   */
+  private async afterWait(): Promise<void> {
+    const { o, ours } = this;
+    const owner = this.stat!.ephemeralOwner;
+    const turn: Turn = o.lockDelay && this.last ? await handedAfterWait({ ...o, lockDelay: o.lockDelay }, this.last, owner) : { recordOver: o.kind === 'exclusive' ? this.recordOver : null };
+    stillOurs(o.client, owner, ours);
+    this.stopWatching();
+    return this.done(ours ? { ...turn, watch: ours } : turn);
+  }
+
+  /** Our node, as the queue named it: its name and sequence read back from its path. */
+  private queued(): QueuedNode {
+    const path = this.nodePath!;
+    const { name, seq } = this.asContender();
+    return { path, name, seq, stat: this.stat! };
+  }
+
+  private asContender(): Contender {
+    const path = this.nodePath!;
+    return parseContender(path.slice(path.lastIndexOf('/') + 1))!;
+  }
+
+  /** Our turn: with a lockDelay and a handoff to judge, the lock-delay step first (lock-delay-step.ts); then the holder's. */
+  private async done(turn: Turn): Promise<void> {
+    const { o } = this;
+    const node = this.queued();
+    let held: HeldNode = { ...node, recordOver: turn.recordOver ?? null, watch: turn.watch };
+    if (o.lockDelay && turn.handoff) {
+      const { recordOver, delayed } = await serveLockDelay({ client: o.client, lockPath: o.lockPath, kind: o.kind, deadline: o.deadline, lockDelay: o.lockDelay }, node, turn.handoff, turn.recordOver);
+      held = { ...held, recordOver, handoff: turn.handoff.kind, delayed };
+    }
+    this.holder[queueHeld](held, o).then(this.resolve, this.reject);
+  }
+
+  /** Our own node's watch and the lookahead end with the wait, however it ends. */
+  private stopWatching(): void {
+    this.ours?.ignore();
+    this.ours = undefined;
+    this.lookahead?.stop();
+    this.lookahead = undefined;
+  }
+
+  /**
+   * A step failed. Our session ended (SessionLost) or someone deleted our node (NodeLost): queue
+   * again at the back, as Curator does, while the deadline allows (enter() checks it), or fail
+   * with SESSIONEXPIRED when asked to. Anything else: our node goes (see giveUpNode), then the
+   * acquire rejects; requests bounded by the deadline reject with the client's ABORTED when it
+   * passes, wherever they were, so a passed deadline rejects with its own LockError.
+   */
+  private failed(error: unknown): void {
+    const { o, nodePath, stat } = this;
+    this.stopWatching();
+    const reject = (cause: unknown): void => {
+      o.deadline.dispose();
+      this.reject(o.deadline.failure(cause));
+    };
+    if (nodePath && error instanceof SessionLost) {
+      // Our node went with the session: nothing to give up.
+      if (o.failOnExpiry) return reject(new LockError('SESSIONEXPIRED', 'the session expired while waiting', { path: o.lockPath, op: 'acquire' }));
+      return this.join();
+    }
+    if (nodePath && error instanceof NodeLost) return this.join();
+    if (!nodePath || !stat) return reject(error);
+    this.nodePath = this.stat = undefined;
+    giveUpNode(o.client, nodePath, stat.ephemeralOwner, o.deadline).then(() => reject(error), reject);
+  }
 }
 
 /**

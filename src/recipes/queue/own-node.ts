@@ -42,12 +42,8 @@ export class OwnNode implements NodeWatch {
     path: string,
     private readonly onEnd: (() => void) | undefined,
   ) {
-    const watch = (event: WatchEvent): void => {
-      this.armed = false;
-      if (this.adopter) this.adopter(event);
-      else this.end(event.type === 'deleted' || event.type === 'expired' || event.type === 'closed' ? event.type : undefined);
-    };
-    client.exists(path, { watch }).then(
+    // Bound, not a closure over this: half the bytes, and it is kept by every waiter.
+    client.exists(path, { watch: this.heard.bind(this) }).then(
       (stat) => {
         if (stat === null) this.end('deleted');
         // Unless it already fired (its event comes before the reply of any later request, not of this one).
@@ -56,6 +52,12 @@ export class OwnNode implements NodeWatch {
       // Not watched across a lost connection: an admin deleting a waiting node then is caught by the lease monitor.
       () => undefined,
     );
+  }
+
+  private heard(event: WatchEvent): void {
+    this.armed = false;
+    if (this.adopter) this.adopter(event);
+    else this.end(event.type === 'deleted' || event.type === 'expired' || event.type === 'closed' ? event.type : undefined);
   }
 
   private end(why: OwnNode['ended']): void {

@@ -1,10 +1,9 @@
-import type { WatchEvent, ZooKeeperClient } from '../../client/index.js';
+import type { ZooKeeperClient } from '../../client/index.js';
 import { ZooKeeperError, joinPath } from '../../client/index.js';
 import type { Contender, ContenderKind } from './contender-name.js';
 import { blocks, compareSeq, sortContenders } from './contender-name.js';
 import type { Deadline } from '../support/deadline.js';
-import type { LockError } from '../support/lock-error.js';
-import { isDowngraded, writtenByZklock } from '../support/owner-data.js';
+import { isDowngraded } from '../support/owner-data.js';
 import type { EachRead } from '../support/read-each.js';
 import { readEach } from '../support/read-each.js';
 import { awaitSession } from '../support/reconnect.js';
@@ -20,26 +19,6 @@ export interface QueueWait {
 
 /** The session our node belonged to has ended: the node is gone with it. */
 export class SessionLost extends Error {}
-
-type Outcome = 'gone' | 'again' | 'expired';
-
-/**
- * Resolves when `blocker` is gone, with whether its data as last read was written by zklock
- * (writtenByZklock; undefined when it was gone before we looked): all a waiter asks of it, so the
- * data itself is not kept while waiting. `stop` (default: the deadline's signal, none when nothing
- * can end the wait, so that an unbounded waiter carries no AbortController) ends the wait early,
- * its watch removed.
- */
-export async function waitUntilGone(o: QueueWait, blocker: Contender, owner: bigint, stop = o.deadline.requestSignal): Promise<boolean | undefined> {
-  const path = joinPath(o.lockPath, blocker.name);
-  const seen: Seen = {};
-  for (;;) {
-    if (o.client.sessionId !== owner) throw new SessionLost();
-    const outcome = await watchOnce(o, path, owner, seen, stop);
-    if (outcome === 'gone') return seen.byZklock;
-    if (outcome === 'expired') throw new SessionLost();
-  }
-}
 
 /** Past this many candidates one listing is cheaper for the server than reading each of them. */
 export const LIST_INSTEAD_OF_READ = 16;
@@ -77,7 +56,8 @@ export function keptBlockers(queue: readonly Contender[], at: number): Blockers 
     if (near.length === KEPT_AHEAD) return { near: [near[0]!], more: self };
     near.push(ahead);
   }
-  return { near };
+  // A copy of the exact length: push() left room for 16 more, 128 bytes a waiter keeps while it waits.
+  return { near: near.slice() };
 }
 
 /**
@@ -99,7 +79,7 @@ function blockersIn(children: readonly string[], self: Contender): Blockers {
  * their data (readEach: a multiRead, or pipelined reads on ZooKeeper 3.5); past
  * LIST_INSTEAD_OF_READ of them, or when we did not keep them all, one listing first, which is all
  * a writer needs (anyone still ahead blocks it) and all a reader gets while many writers are left
- * (watching the nearest one then finds the marker, see watchOnce).
+ * (watching the nearest one then finds the marker, see BlockerWait).
  */
 export async function presentBlockers(o: QueueWait, candidates: Blockers): Promise<Blockers> {
   let left = candidates;
@@ -145,64 +125,4 @@ export async function untilAnswered<T>(o: QueueWait, owner: bigint, attempt: () 
       await awaitSession(o.client, owner, o.deadline);
     }
   }
-}
-
-/**
- * Sets a data watch on `path` (getData, not exists: a vanished node must not leave a creation
- * watch behind) and waits for it; what the data read tells goes into `seen`. When `stop` aborts first the
- * watch is removed and the wait rejects with the signal's reason.
- */
-/** What a waiter learned of its blocker's data: whether zklock wrote it (undefined: not read). */
-interface Seen {
-  byZklock?: boolean;
-}
-
-function watchOnce(o: QueueWait, path: string, owner: bigint, seen: Seen, stop: AbortSignal | undefined): Promise<Outcome> {
-  const { client, deadline } = o;
-  return new Promise<Outcome>((resolve, reject) => {
-    let settled = false;
-    const finish = (settle: () => void): void => {
-      if (settled) return;
-      settled = true;
-      stop?.removeEventListener('abort', onAbort);
-      settle();
-    };
-    const watcher = (event: WatchEvent): void => {
-      finish(() => {
-        if (event.type === 'deleted') resolve('gone');
-        else if (event.type === 'expired') resolve('expired');
-        else if (event.type === 'closed') reject(new ZooKeeperError('CLOSED', 'client closed while waiting for the lock', { path: o.lockPath, op: 'acquire' }));
-        else resolve('again');
-      });
-    };
-    const onAbort = (): void => {
-      finish(() => reject(stop!.reason as LockError));
-      client.removeWatcher(path, watcher).catch(() => undefined);
-    };
-    if (stop?.aborted) return onAbort();
-    stop?.addEventListener('abort', onAbort, { once: true });
-    client.getData(path, { watch: watcher }).then(
-      ({ data }) => {
-        seen.byZklock = writtenByZklock(data);
-        // A downgraded writer holds a read lock: it no longer blocks readers.
-        if (o.kind === 'shared' && isDowngraded(data)) {
-          finish(() => resolve('gone'));
-          client.removeWatcher(path, watcher).catch(() => undefined);
-        }
-      },
-      async (error: unknown) => {
-        if (!(error instanceof ZooKeeperError)) return finish(() => reject(error));
-        if (error.code === 'NONODE') return finish(() => resolve('gone'));
-        if (error.code === 'SESSIONEXPIRED') return finish(() => resolve('expired'));
-        if (!isTransient(error)) return finish(() => reject(error));
-        try {
-          // 'again' re-checks the session first: an expiry meanwhile means our node is gone.
-          await awaitSession(client, owner, deadline);
-          finish(() => resolve('again'));
-        } catch (waitError) {
-          finish(() => reject(waitError));
-        }
-      },
-    );
-  });
 }

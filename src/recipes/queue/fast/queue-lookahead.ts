@@ -1,6 +1,7 @@
 import type { Contender } from '../contender-name.js';
 import type { QueueWait } from '../queue-watch.js';
-import { presentBlockers, waitUntilGone } from '../queue-watch.js';
+import { presentBlockers } from '../queue-watch.js';
+import { waitUntilGone } from '../blocker-watch.js';
 import { anySignal } from '../../support/any-signal.js';
 
 /**
