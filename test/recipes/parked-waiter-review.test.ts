@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { LockError, Mutex, MultiLock, ReadWriteLock, Semaphore } from '../../src/index.js';
+import { ROUND_TRIPS_MS } from '../support/bounds.js';
+import { eventually } from '../support/wait.js';
+import { RecipeFixture, within } from './fixtures.js';
+import { scheduledCount } from '../../src/recipes/support/deadline-clock.js';
+
+const THIRTY_DAYS = 30 * 24 * 3600 * 1000;
+
+/**
+ * Review of the parked waiter (issue 30): an acquire's timeout is a slot on one process-wide
+ * clock, and a parked waiter is told directly when it passes. Checked against the server's own
+ * listing (admin client) and the clock's count, not the lock's word.
+ */
+describe('parked waiters: deadlines, clock slots and nodes', { timeout: 180_000 }, () => {
+  let zk: RecipeFixture;
+  before(async () => {
+    zk = await RecipeFixture.start();
+  });
+  after(async () => {
+    await zk?.close();
+  });
+
+  it('an acquire that succeeds (at once or after waiting) leaves no slot on the deadline clock, for every lock kind', async () => {
+    const client = await zk.client();
+    const base = scheduledCount();
+    const mutex = new Mutex(client, '/rev/clock/mutex');
+    const held = await mutex.acquire({ timeout: THIRTY_DAYS });
+    assert.equal(scheduledCount(), base, 'mutex acquired at once');
+    const waiting = mutex.acquire({ timeout: THIRTY_DAYS });
+    await eventually(async () => (await zk.children('/rev/clock/mutex')).length === 2, ROUND_TRIPS_MS, 'the waiter queued');
+    await held.release();
+    const second = await within(waiting, ROUND_TRIPS_MS, 'waiter');
+    assert.equal(scheduledCount(), base, 'mutex acquired after waiting');
+    await second.release();
+
+    const rw = new ReadWriteLock(client, '/rev/clock/rw');
+    const r = await rw.readLock.acquire({ timeout: THIRTY_DAYS });
+    assert.equal(scheduledCount(), base, 'read lock');
+    await r.release();
+    const w = await rw.writeLock.acquire({ timeout: THIRTY_DAYS });
+    assert.equal(scheduledCount(), base, 'write lock');
+    await w.release();
+
+    const sem = new Semaphore(client, '/rev/clock/sem', 2);
+    const s = await sem.acquire({ timeout: THIRTY_DAYS });
+    assert.equal(scheduledCount(), base, 'semaphore');
+    await s.release();
+
+    const multi = new MultiLock([new Mutex(client, '/rev/clock/m1'), new Mutex(client, '/rev/clock/m2')]);
+    const m = await multi.acquire({ timeout: THIRTY_DAYS });
+    assert.equal(scheduledCount(), base, 'multi-lock');
+    await m.release();
+  });
+
+  it('many parked waiters with different timeouts and aborts in every order: each rejects with its own code, promptly, leaving no node and no clock slot', async () => {
+    const holderClient = await zk.client();
+    const path = '/rev/many';
+    const holder = await new Mutex(holderClient, path).acquire();
+    const clients = [await zk.client(), await zk.client()];
+    const base = scheduledCount();
+    const N = 60;
+    const controllers: AbortController[] = [];
+    const outcomes: Promise<string>[] = [];
+    for (let i = 0; i < N; i++) {
+      const controller = new AbortController();
+      controllers.push(controller);
+      const lock = new Mutex(clients[i % 2]!, path);
+      // A third bounded by timeout only, a third by signal only, a third by both.
+      const options = i % 3 === 0 ? { timeout: 1500 + (i * 37) % 900 } : i % 3 === 1 ? { signal: controller.signal } : { timeout: 1500 + (i * 53) % 900, signal: controller.signal };
+      outcomes.push(
+        lock.acquire(options).then(
+          async (lease) => {
+            await lease.release();
+            return 'acquired';
+          },
+          (error: unknown) => (error instanceof LockError ? error.code : String(error)),
+        ),
+      );
+    }
+    await eventually(async () => (await zk.children(path)).length === N + 1, ROUND_TRIPS_MS, 'all waiters queued');
+    // Abort the signal-bound ones in a shuffled order, some twice.
+    const order = [...controllers.keys()].filter((i) => i % 3 !== 0).sort((a, b) => ((a * 7919) % 31) - ((b * 7919) % 31));
+    for (const i of order) {
+      controllers[i]!.abort(new Error(`abort ${i}`));
+      if (i % 5 === 0) controllers[i]!.abort(new Error('again'));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const results = await within(Promise.all(outcomes), 3000 + ROUND_TRIPS_MS, 'every waiter settles');
+    results.forEach((code, i) => {
+      if (i % 3 === 0) assert.equal(code, 'LOCK_TIMEOUT', `waiter ${i}`);
+      else assert.equal(code, 'ABORTED', `waiter ${i}`);
+    });
+    assert.equal(scheduledCount(), base, 'no clock slot left');
+    await eventually(async () => (await zk.children(path)).length === 1, ROUND_TRIPS_MS, 'only the holder is left');
+    await holder.release();
+    await zk.assertNoNodes(path);
+  });
+
+  it('readers parked behind a writer that downgrades, and one whose deadline passes while parked behind the next writer: each ends right, no node left', async () => {
+    const a = await zk.client();
+    const b = await zk.client();
+    const path = '/rev/rw-down';
+    const writers = new ReadWriteLock(a, path);
+    const w1 = await writers.writeLock.acquire();
+    const w2p = writers.writeLock.acquire();
+    await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'w2 queued');
+    const readers = new ReadWriteLock(b, path);
+    const r1 = readers.readLock.acquire({ timeout: THIRTY_DAYS });
+    const r2 = readers.readLock.acquire({ timeout: THIRTY_DAYS });
+    await eventually(async () => (await zk.children(path)).length === 4, ROUND_TRIPS_MS, 'readers queued');
+    const w3p = new ReadWriteLock(a, path).writeLock.acquire({ timeout: THIRTY_DAYS });
+    await eventually(async () => (await zk.children(path)).length === 5, ROUND_TRIPS_MS, 'w3 queued');
+    const late = readers.readLock.acquire({ timeout: 2500 }).then(
+      () => 'acquired',
+      (error: unknown) => (error instanceof LockError ? error.code : String(error)),
+    );
+    await eventually(async () => (await zk.children(path)).length === 6, ROUND_TRIPS_MS, 'late reader queued');
+    await w1.release();
+    const w2 = await within(w2p, ROUND_TRIPS_MS, 'w2');
+    const down = await writers.downgrade(w2);
+    const [l1, l2] = await within(Promise.all([r1, r2]), ROUND_TRIPS_MS, 'readers hold after the downgrade');
+    assert.equal(await within(late, 2500 + ROUND_TRIPS_MS, 'late reader'), 'LOCK_TIMEOUT');
+    await eventually(async () => (await zk.children(path)).length === 4, ROUND_TRIPS_MS, 'the late reader left its node behind');
+    await down.release();
+    await l1.release();
+    await l2.release();
+    const w3 = await within(w3p, ROUND_TRIPS_MS, 'w3 after every reader went');
+    // The readers' lock object acquires again, behind w3: its reused watcher must hear w3 go.
+    const again = readers.readLock.acquire({ timeout: THIRTY_DAYS });
+    await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'reader queued again');
+    await w3.release();
+    await (await within(again, ROUND_TRIPS_MS, 'reader again')).release();
+    await zk.assertNoNodes(path);
+    assert.equal(scheduledCount(), 0);
+  });
+});
