@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { LockError, Mutex, MultiLock, ReadWriteLock, Semaphore } from '../../src/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
-import { RecipeFixture, within } from './fixtures.js';
+import { RecipeFixture, seqOf, within } from './fixtures.js';
 import { scheduledCount } from '../../src/recipes/support/deadline-clock.js';
 
 const THIRTY_DAYS = 30 * 24 * 3600 * 1000;
@@ -132,6 +132,75 @@ describe('parked waiters: deadlines, clock slots and nodes', { timeout: 180_000 
     await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'reader queued again');
     await w3.release();
     await (await within(again, ROUND_TRIPS_MS, 'reader again')).release();
+    await zk.assertNoNodes(path);
+    assert.equal(scheduledCount(), 0);
+  });
+
+  it('aborts and timeouts racing the handoff (as the holder releases, in the same tick and a few ms later): each acquire either holds, alone, with its node there, or rejects; nothing is left', async () => {
+    const path = '/rev/race';
+    const clients = [await zk.client(), await zk.client(), await zk.client()];
+    const base = scheduledCount();
+    for (let round = 0; round < 12; round++) {
+      const holder = await new Mutex(clients[0]!, path).acquire();
+      const N = 8;
+      const controllers = Array.from({ length: N }, () => new AbortController());
+      let holding = 0;
+      let overlap = false;
+      const outcomes = controllers.map((controller, i) =>
+        new Mutex(clients[i % 3]!, path)
+          .acquire(i % 2 === 0 ? { signal: controller.signal } : { signal: controller.signal, timeout: 400 + round * 20 + i * 7 })
+          .then(
+            async (lease) => {
+              if (++holding > 1) overlap = true;
+              // The server's word: our node is there, and it is the first of the queue.
+              const children = (await zk.children(path)).sort((p1, p2) => seqOf(p1) - seqOf(p2));
+              assert.equal(children[0], lease.node.slice(lease.node.lastIndexOf('/') + 1), `round ${round} waiter ${i} holds at the head`);
+              holding--;
+              await lease.release();
+              return 'acquired';
+            },
+            (error: unknown) => (error instanceof LockError ? error.code : String(error)),
+          ),
+      );
+      await eventually(async () => (await zk.children(path)).length === N + 1, ROUND_TRIPS_MS, 'all queued');
+      const releasing = holder.release();
+      // Abort some at once, some after the release's reply, some a little later.
+      for (let i = 0; i < N; i += 3) controllers[i]!.abort();
+      await releasing;
+      for (let i = 1; i < N; i += 3) controllers[i]!.abort();
+      await new Promise((resolve) => setTimeout(resolve, (round % 4) * 5));
+      for (let i = 2; i < N; i += 3) controllers[i]!.abort();
+      const results = await within(Promise.all(outcomes), ROUND_TRIPS_MS, `round ${round} settles`);
+      for (const r of results) assert.ok(['acquired', 'ABORTED', 'LOCK_TIMEOUT'].includes(r), `round ${round}: ${r}`);
+      assert.equal(overlap, false, `round ${round}: two holders at once`);
+      await zk.assertNoNodes(path, `round ${round}: no node left`);
+    }
+    assert.equal(scheduledCount(), base, 'no clock slot left');
+  });
+
+  it('a waiter whose node an operator deletes while it is parked queues again when its blocker goes, and gets the lock after the one that was behind it', async () => {
+    const path = '/rev/node-lost';
+    const a = await zk.client();
+    const b = await zk.client();
+    const holder = await new Mutex(a, path).acquire();
+    const order: string[] = [];
+    const w = new Mutex(b, path).acquire({ timeout: 4 * ROUND_TRIPS_MS }).then(async (lease) => {
+      order.push('w');
+      assert.deepEqual(await zk.children(path), [lease.node.slice(lease.node.lastIndexOf('/') + 1)]);
+      await lease.release();
+    });
+    await eventually(async () => (await zk.children(path)).length === 2, ROUND_TRIPS_MS, 'w queued');
+    const wNode = (await zk.children(path)).sort((p1, p2) => seqOf(p1) - seqOf(p2))[1]!;
+    const x = new Mutex(a, path).acquire({ timeout: 4 * ROUND_TRIPS_MS }).then(async (lease) => {
+      order.push('x');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await lease.release();
+    });
+    await eventually(async () => (await zk.children(path)).length === 3, ROUND_TRIPS_MS, 'x queued');
+    await zk.admin.delete(`${path}/${wNode}`);
+    await holder.release();
+    await within(Promise.all([w, x]), 3 * ROUND_TRIPS_MS, 'both hold in turn');
+    assert.deepEqual(order, ['x', 'w']);
     await zk.assertNoNodes(path);
     assert.equal(scheduledCount(), 0);
   });
