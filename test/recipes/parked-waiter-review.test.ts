@@ -204,4 +204,41 @@ describe('parked waiters: deadlines, clock slots and nodes', { timeout: 180_000 
     await zk.assertNoNodes(path);
     assert.equal(scheduledCount(), 0);
   });
+
+  for (const failOnSessionExpiry of [false, true]) {
+    it(`a waiter following several blockers (lookahead on) whose session expires while parked${failOnSessionExpiry ? ', with failOnSessionExpiry' : ''}: ${failOnSessionExpiry ? 'rejects SESSIONEXPIRED' : 'queues again once'}, one node at most, and those behind it are not held up`, async () => {
+      const path = `/rev/expire-${failOnSessionExpiry}`;
+      const a = await zk.client();
+      const c = await zk.client();
+      const first = await new Mutex(a, path).acquire();
+      const aheadWaiting = [new Mutex(a, path).acquire(), new Mutex(a, path).acquire()];
+      await eventually(async () => (await zk.children(path)).length === 3, ROUND_TRIPS_MS, 'three ahead');
+      const { client, proxy } = await zk.viaProxy({ sessionTimeout: 1200 });
+      const oldSession = client.sessionId;
+      const x = new Mutex(client, path, { failOnSessionExpiry }).acquire({ timeout: 6 * ROUND_TRIPS_MS });
+      x.catch(() => undefined);
+      await eventually(async () => (await client.getEphemerals(path)).length === 1, ROUND_TRIPS_MS, 'x queued');
+      const behind = new Mutex(c, path).acquire({ timeout: 6 * ROUND_TRIPS_MS });
+      await eventually(async () => (await zk.children(path)).length === 5, ROUND_TRIPS_MS, 'one behind x');
+      const expired = new Promise((resolve) => client.once('expired', resolve));
+      proxy.blackhole('both');
+      await within(expired, 4 * ROUND_TRIPS_MS, 'x expired');
+      proxy.passThrough();
+      // The lock drains: first, the two waiting ahead, then whoever is next.
+      await first.release();
+      for (const w of aheadWaiting) await (await within(w, ROUND_TRIPS_MS, 'ahead')).release();
+      if (failOnSessionExpiry) {
+        await assert.rejects(within(x, ROUND_TRIPS_MS, 'x rejects'), (e) => e instanceof LockError && e.code === 'SESSIONEXPIRED');
+        await (await within(behind, ROUND_TRIPS_MS, 'the one behind')).release();
+      } else {
+        // The one behind came before x's new node: it holds first.
+        await (await within(behind, ROUND_TRIPS_MS, 'the one behind')).release();
+        const lease = await within(x, ROUND_TRIPS_MS, 'x after requeue');
+        assert.notEqual(lease.sessionId, oldSession);
+        assert.deepEqual(await client.getEphemerals(path), [lease.node], 'x has exactly one node');
+        await lease.release();
+      }
+      await zk.assertNoNodes(path);
+    });
+  }
 });
