@@ -241,4 +241,41 @@ describe('parked waiters: deadlines, clock slots and nodes', { timeout: 180_000 
       await zk.assertNoNodes(path);
     });
   }
+
+  it('many acquires and tries on ONE lock object, bounded and unbounded, some aborted while parked: holds are exclusive and at the head, the unbounded all get their turn, nothing is left', async () => {
+    const path = '/rev/one-object';
+    const client = await zk.client();
+    const lock = new Mutex(client, path);
+    const base = scheduledCount();
+    for (let round = 0; round < 5; round++) {
+      let holding = 0;
+      let overlap = false;
+      const hold = async (lease: { node: string; release(): Promise<void> }): Promise<string> => {
+        if (++holding > 1) overlap = true;
+        const children = (await zk.children(path)).sort((p1, p2) => seqOf(p1) - seqOf(p2));
+        assert.equal(children[0], lease.node.slice(lease.node.lastIndexOf('/') + 1), 'the holder is at the head');
+        await new Promise((resolve) => setTimeout(resolve, 3));
+        holding--;
+        await lease.release();
+        return 'acquired';
+      };
+      const code = (error: unknown): string => (error instanceof LockError ? error.code : String(error));
+      const controllers = Array.from({ length: 12 }, () => new AbortController());
+      const outcomes = controllers.map((controller, i) => {
+        if (i % 4 === 3) return lock.tryAcquire().then((lease) => (lease ? hold(lease) : 'busy'), code);
+        const options = i % 4 === 0 ? {} : i % 4 === 1 ? { timeout: 50 + i * 40 } : { signal: controller.signal };
+        return lock.acquire(options).then(hold, code);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 20 + round * 15));
+      for (let i = 2; i < 12; i += 4) controllers[i]!.abort();
+      const results = await within(Promise.all(outcomes), 3 * ROUND_TRIPS_MS, `round ${round}`);
+      results.forEach((r, i) => {
+        if (i % 4 === 0) assert.equal(r, 'acquired', `round ${round} unbounded ${i}`);
+        else assert.ok(['acquired', 'ABORTED', 'LOCK_TIMEOUT', 'busy'].includes(r), `round ${round} ${i}: ${r}`);
+      });
+      assert.equal(overlap, false, `round ${round}: two holders at once`);
+      await zk.assertNoNodes(path);
+    }
+    assert.equal(scheduledCount(), base);
+  });
 });
