@@ -278,4 +278,46 @@ describe('parked waiters: deadlines, clock slots and nodes', { timeout: 180_000 
     }
     assert.equal(scheduledCount(), base);
   });
+
+  it('connections reset again and again while waiters are parked and while their checks are in flight: holds stay exclusive and at the head, every acquire settles, nothing is left', async () => {
+    const path = '/rev/resets';
+    const proxied = [await zk.viaProxy({ sessionTimeout: 6000 }), await zk.viaProxy({ sessionTimeout: 6000 }), await zk.viaProxy({ sessionTimeout: 6000 })];
+    let holding = 0;
+    let overlap = false;
+    let acquired = 0;
+    const failures: string[] = [];
+    let resetting = true;
+    const resets = (async () => {
+      let n = 0;
+      while (resetting) {
+        await new Promise((resolve) => setTimeout(resolve, 40 + ((n * 37) % 120)));
+        proxied[n % 3]!.proxy.resetAll();
+        n++;
+      }
+    })();
+    const worker = async (w: number): Promise<void> => {
+      const { client } = proxied[w % 3]!;
+      for (let k = 0; k < 6; k++) {
+        const lock = new Mutex(client, path);
+        try {
+          const lease = await lock.acquire(k % 2 === 0 ? { timeout: 4 * ROUND_TRIPS_MS } : { timeout: 150 + w * 30 });
+          if (++holding > 1) overlap = true;
+          acquired++;
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          holding--;
+          await lease.release();
+        } catch (error) {
+          if (!(error instanceof LockError && error.code === 'LOCK_TIMEOUT')) failures.push(String(error));
+        }
+      }
+    };
+    await within(Promise.all(Array.from({ length: 9 }, (_, w) => worker(w))), 8 * ROUND_TRIPS_MS, 'every worker finishes');
+    resetting = false;
+    await resets;
+    assert.equal(overlap, false, 'two holders at once');
+    assert.deepEqual(failures, []);
+    assert.ok(acquired > 0);
+    await zk.assertNoNodes(path);
+    assert.equal(scheduledCount(), 0);
+  });
 });
