@@ -21,3 +21,29 @@ export function anySignal(signals: readonly AbortSignal[]): AbortSignal {
   for (const signal of signals) signal.addEventListener('abort', onAbort);
   return controller.signal;
 }
+
+/**
+ * `promise`, or a rejection with `failure()` as soon as `signal` aborts (at once if it has): a
+ * wait the signal ends early, its listener gone however it ends. `promise` itself goes on; its
+ * outcome no longer matters once the signal won.
+ */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, failure: () => unknown): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.reject(failure());
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(failure());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

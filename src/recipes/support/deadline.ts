@@ -3,6 +3,7 @@ import { checkHoldOptions } from '../lease/hold-limit.js';
 import type { HoldOptions } from '../lease/hold-limit.js';
 import { LockError } from './lock-error.js';
 import { getEventListeners } from 'node:events';
+import { untilAborted } from './any-signal.js';
 import type { Timed } from './deadline-clock.js';
 import { schedule, unschedule } from './deadline-clock.js';
 
@@ -165,26 +166,7 @@ export class Deadline implements Timed {
 
   /** Resolves `promise`, or rejects with the deadline's error as soon as it passes. */
   race<T>(promise: Promise<T>): Promise<T> {
-    if (!this.bounded) return promise;
-    if (this.reason) {
-      promise.catch(() => undefined);
-      return Promise.reject(this.reason);
-    }
-    const { signal } = this;
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => reject(signal.reason as LockError);
-      signal.addEventListener('abort', onAbort, { once: true });
-      promise.then(
-        (value) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
-    });
+    return this.bounded ? untilAborted(promise, this.signal, () => this.reason) : promise;
   }
 
   /** What to reject with: the deadline's own LockError once it has passed (the requests it bounded reject with the client's ABORTED), else `error`. */

@@ -2,6 +2,7 @@ import type { Stat, ZooKeeperClient } from '../../../client/index.js';
 import { ZooKeeperError } from '../../../client/index.js';
 import type { Contender } from '../contender-name.js';
 import { sortContenders } from '../contender-name.js';
+import { untilAborted } from '../../support/any-signal.js';
 
 /**
  * One listing for many joins. The plain queue lists the lock path after every create, so n
@@ -49,7 +50,9 @@ export function sharedListing(client: ZooKeeperClient, parent: string, signal: A
     line = new Line(client, parent, () => own.delete(parent));
     paths.set(parent, line);
   }
-  return untilAborted(line.ask(), signal, parent);
+  const listing = line.ask();
+  // ABORTED, the client's own error for an aborted request.
+  return signal ? untilAborted(listing, signal, () => new ZooKeeperError('ABORTED', 'request aborted', { op: 'getChildren', path: parent, cause: signal.reason })) : listing;
 }
 
 /** The listings of one lock path by one client: at most one on its way, and one asked for behind it. */
@@ -90,28 +93,4 @@ class Line {
     listing.then(answered, answered);
     return listing;
   }
-}
-
-/** `promise`, or ABORTED (the client's own error for an aborted request) as soon as `signal` aborts. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, path: string): Promise<T> {
-  if (!signal) return promise;
-  const aborted = (): ZooKeeperError => new ZooKeeperError('ABORTED', 'request aborted', { op: 'getChildren', path, cause: signal.reason });
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.reject(aborted());
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(aborted());
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
