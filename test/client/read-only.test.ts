@@ -33,13 +33,11 @@ function states(events: readonly string[]): string[] {
 describe('read-only mode in a 3-member ensemble whose majority is stopped', () => {
   let ensemble: ZooKeeperEnsemble;
   let client: ZooKeeperClient | undefined;
-  let survivor: EnsembleMember;
-  let majority: EnsembleMember[];
+  let survivor: EnsembleMember | undefined;
+  let majority: EnsembleMember[] = [];
 
   before(async () => {
     ensemble = await ZooKeeperEnsemble.start({ size: 3, tickTime: 200, readOnlyMode: true, maxSessionTimeout: SESSION_MS });
-    survivor = ensemble.member(1);
-    majority = [ensemble.member(2), ensemble.member(3)];
     const admin = await ZooKeeperClient.connect(ensemble.connectString);
     await admin.create('/ro-data', 'v1');
     await admin.create('/ro-watched', 'v1');
@@ -49,17 +47,32 @@ describe('read-only mode in a 3-member ensemble whose majority is stopped', () =
     await client?.close();
     client = undefined;
     // The next test needs all three members serving, even when this one failed midway.
-    if (survivor.state === 'paused') await survivor.resume();
+    if (survivor?.state === 'paused') await survivor.resume();
     await ensemble.start();
   });
   after(async () => {
     await ensemble?.close();
   });
 
-  /** Stops the majority; a readOnly client then connects to the survivor, which serves it read-only. */
-  async function connectReadOnly(): Promise<ZooKeeperClient> {
+  /**
+   * Stops the majority, keeping the leader as the survivor: the member slowest to notice the lost
+   * quorum. Returns the survivor.
+   */
+  async function stopMajority(): Promise<EnsembleMember> {
+    const leader = await ensemble.waitForQuorum();
+    survivor = leader;
+    majority = ensemble.members.filter((m) => m !== leader);
     await Promise.all(majority.map((m) => m.stop()));
-    // The survivor starts serving read-only a couple of seconds after losing its quorum: a server start.
+    return leader;
+  }
+
+  /** A readOnly client connects to the survivor once it serves read-only. */
+  async function connectReadOnly(survivor: EnsembleMember): Promise<ZooKeeperClient> {
+    // Until the survivor notices the lost quorum (a leader checks its followers every other half
+    // tick), it still answers as a read/write member and, with local sessions on, hands a
+    // connecting client a read/write local session at once: wait for its read-only mode first.
+    // It starts serving read-only a couple of seconds after losing its quorum: a server start.
+    await eventually(async () => (await survivor.status())?.mode === 'read-only', harnessBound(1), 'the survivor serving read-only');
     const readOnly = await ZooKeeperClient.connect(ensemble.connectString, { readOnly: true, sessionTimeout: SESSION_MS, timeout: harnessBound(1) });
     client = readOnly;
     assert.equal(readOnly.readOnly, true);
@@ -80,7 +93,7 @@ describe('read-only mode in a 3-member ensemble whose majority is stopped', () =
   }
 
   it('when the majority returns, the read-only session is followed by a new read/write session: connected, never expired', async () => {
-    const readOnly = await connectReadOnly();
+    const readOnly = await connectReadOnly(await stopMajority());
     const provisional = readOnly.sessionId;
     const changed = deferred<WatchEvent>();
     await readOnly.getData('/ro-watched', { watch: changed.resolve });
@@ -101,7 +114,8 @@ describe('read-only mode in a 3-member ensemble whose majority is stopped', () =
   });
 
   it('while its server stays cut off from the majority, the client probes, finds a read/write member and moves there by itself', async () => {
-    const readOnly = await connectReadOnly();
+    const survivor = await stopMajority();
+    const readOnly = await connectReadOnly(survivor);
     const provisional = readOnly.sessionId;
     // Until the move, the read-only connection must stay up: dropped, the client would reconnect without probing.
     assert.ok((readOnly.sessionTimeout * 2) / 3 > harnessBound(2) + FIND_READ_WRITE_MS, 'the read timeout outlasts the restart and the probes');
@@ -115,9 +129,9 @@ describe('read-only mode in a 3-member ensemble whose majority is stopped', () =
   });
 
   it('close() while probing for a read/write server leaves no timer or socket behind', async () => {
-    await Promise.all(majority.map((m) => m.stop()));
+    const survivor = await stopMajority();
     const resourcesBefore = openResources();
-    const readOnly = await connectReadOnly();
+    const readOnly = await connectReadOnly(survivor);
     // Probes of the stopped members are refused at once: let a few go by.
     await new Promise((r) => setTimeout(r, 500));
     await readOnly.close();
