@@ -223,6 +223,16 @@ export abstract class ClientSession extends EventEmitter<ClientEvents> {
   }
 
   /**
+   * How old (ms) an answer must be before a `sync` sent then can carry it to the leader as proof
+   * for {@link sessionAliveUntil}: a quarter of the session timeout, and 100 ms (the longest the
+   * leader may go between two pings to a follower; see liveness-proof.ts). A proof that lapsed
+   * can be built again no sooner than this after the first answer that followed the lapse.
+   */
+  get livenessRelayMs(): number {
+    return this.session.liveness.relayMs;
+  }
+
+  /**
    * Calls `listener` on every state change from now on (with the reason for `suspended` and
    * `expired`), before the `state` event's listeners; returns the unsubscribe. However many
    * subscribe, the client listens to its session once: thousands of them (a lease each) trip

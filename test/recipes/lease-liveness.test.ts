@@ -148,6 +148,22 @@ describe('the liveness proof before a hand-out', () => {
     assert.deepEqual((await observer.getChildren('/proof/late-read')).children, [], 'no node of ours is left');
   });
 
+  it('a proof that lapsed in a stall before it began is built again once an answer is old enough to carry, not given up at once (explorer, stranded)', async () => {
+    // The explorer's case (seed 61803, a fresh client on a loaded machine): a sync carries only
+    // answers at least G old (a quarter of the timeout, and 100 ms: liveness-proof.ts). After a
+    // stall, every such answer was sent before it, too long ago for the margin, and the answers
+    // since are younger than G: three rounds back to back each proved the same too-old answer,
+    // and the acquire failed with LOCK_LOST on a session the server still kept.
+    const client = await zk.client({ sessionTimeout: 4000 });
+    const safetyMargin = 0.5 * client.sessionTimeout;
+    await client.exists('/');
+    // Below the session timeout (the server keeps the session), past what the answer before it can prove.
+    stall(0.6 * client.sessionTimeout);
+    const lease = await new Mutex(client, '/proof/after-stall', { safetyMargin }).acquire({ timeout: 30_000 });
+    assert.equal(lease.signal.aborted, false, String(lease.signal.reason));
+    await lease.release();
+  });
+
   it('a proof that cannot be had rejects with LOCK_LOST and leaves no node', async () => {
     const { client } = await lapsedClient('/proof/never', Infinity);
     await assert.rejects(new Mutex(client, '/proof/never').acquire({ timeout: 60_000 }), (error) => {

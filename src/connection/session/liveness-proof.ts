@@ -79,6 +79,11 @@ export class LivenessProof {
     private readonly timeout: () => number,
   ) {}
 
+  /** G: how old an answer must be before a sync sent then can carry it (see the class comment). */
+  get relayMs(): number {
+    return this.relayBound();
+  }
+
   /** The send time of the newest packet the leader has provably heard of (0: none yet). */
   get sentAt(): number {
     return this.provenSentAt;

@@ -7,6 +7,7 @@ import type { LockAcl } from '../support/lock-acl.js';
 import { LockError, LockLostError } from '../support/lock-error.js';
 import { nodeAcl } from '../support/lock-acl.js';
 import { awaitSession } from '../support/reconnect.js';
+import { timerAt } from '../support/timer-at.js';
 import { isTransient } from '../support/transient.js';
 
 /**
@@ -75,8 +76,9 @@ export function unfollow(client: ZooKeeperClient, follower: SessionFollower): vo
 
 /**
  * Rounds of proof tried before giving up on one that answers yet still falls short: one more than
- * a stall between the sync and the write needs; more would only wait longer for a margin that no
- * proof can clear (one past about three quarters of the timeout, see liveness-proof.ts).
+ * a stall between the sync and the write needs (each round after the first can carry the one
+ * before it, see proveFresh); more would only wait longer for a margin that no proof can clear
+ * (one past about three quarters of the timeout, see liveness-proof.ts).
  */
 const PROOF_ROUNDS = 3;
 
@@ -89,7 +91,8 @@ const PROOF_ROUNDS = 3;
  * creator needs ADMIN on its node, as CREATOR_ALL gives; syncs cannot chain a proof that has
  * lapsed: see liveness-proof.ts). A round can end with the proof still short: a stall between
  * the sync and the write, a connection lost (then waited out on the same session, within the
- * deadline). It is tried again, up to PROOF_ROUNDS. Rejects (the caller then gives its node up:
+ * deadline). It is tried again, up to PROOF_ROUNDS, each round once the last one's sync answer is
+ * old enough for a sync to carry it. Rejects (the caller then gives its node up:
  * nobody will hold it) with the deadline's LockError once it has passed, with NOAUTH when the
  * setACL is refused, with the session's end (SESSIONEXPIRED, CLOSED), with LOCK_LOST (cause
  * NODE_DELETED) when the setACL says our node is gone, and with LOCK_LOST (cause
@@ -98,12 +101,22 @@ const PROOF_ROUNDS = 3;
 export async function proveFresh(client: ZooKeeperClient, margin: number, deadline: Deadline, node: string, acl: LockAcl | undefined): Promise<void> {
   livenessOf(client);
   const session = client.sessionId;
+  /** When the last round's sync was answered, on the connection in use. */
+  let syncAnswered: number | undefined;
   for (let round = 0; round < PROOF_ROUNDS; round++) {
     if (client.sessionAliveUntil() - margin > performance.now()) return;
+    // A sync carries only answers at least G old. After a stall before the proof (a busy
+    // machine), every such answer was sent too long ago for the margin, and those since are
+    // younger: rounds back to back would each prove the same too-old answer. The next round
+    // waits until the last one's sync answer is G old (at once after a stall within a round).
+    if (syncAnswered !== undefined) await untilTime(client, syncAnswered + client.livenessRelayMs, deadline);
     try {
       await client.sync('/', { signal: deadline.requestSignal });
+      syncAnswered = performance.now();
       await client.setACL(node, nodeAcl(client, acl, node), { signal: deadline.requestSignal });
     } catch (error) {
+      // A chain holds through one connection only; after a new one, its handshake is the proof.
+      syncAnswered = undefined;
       // Aborted by the deadline: the acquire is over.
       deadline.check();
       // Refused: the node's ACL gives its creator no ADMIN, so no lease on it could ever be proven
@@ -123,6 +136,27 @@ export async function proveFresh(client: ZooKeeperClient, margin: number, deadli
   const timeout = client.sessionTimeout;
   const lost = new LockLostError('SESSION_MAY_HAVE_EXPIRED', node, `no proof within the last ${timeout - margin} ms that the leader still knows the session (timeout ${timeout} ms)`);
   throw new LockError('LOCK_LOST', `${PROOF_ROUNDS} rounds of sync and setACL could not prove the session fresh before handing out ${node}: its lease would be born lost`, { path: node, cause: lost });
+}
+
+/**
+ * Waits until `time` (performance.now() time): less when the deadline passes first (then rejects
+ * with its LockError), or the session ends (the next request says so).
+ */
+async function untilTime(client: ZooKeeperClient, time: number, deadline: Deadline): Promise<void> {
+  if (time <= performance.now()) return;
+  let wake!: () => void;
+  const woken = new Promise<void>((resolve) => (wake = resolve));
+  // Unref'd: the client's socket keeps the process alive while it matters.
+  const cancel = timerAt(time, wake, true);
+  const unsubscribe = client.onState((event) => {
+    if (event === 'closed' || event === 'expired') wake();
+  });
+  try {
+    await deadline.race(woken);
+  } finally {
+    cancel();
+    unsubscribe();
+  }
 }
 
 /** What ends the proof at once (see proveFresh). */
