@@ -193,6 +193,10 @@ export class Session extends DialLoop {
     clearTimeout(this.expiryTimer);
     this.sessionId = 0n;
     this.password = EMPTY_PASSWORD;
+    // The next session starts from zxid 0, as a new Java handle does (kazoo's _reset too): a
+    // server refuses a handshake that has seen a newer zxid than its own, which for a new session
+    // (a server restarted with empty data) nothing would ever answer.
+    this.lastZxid = 0n;
     this.failAll(reason);
     // No session will come to accept them: they would wait out their timeout for nothing.
     if (!this.options.renewExpiredSession) this.rejectAuthWaiters(reason);
