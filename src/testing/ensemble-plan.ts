@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { allocatePort, LOOPBACK } from './loopback-ports.js';
 import { MemberLinks } from './member-links.js';
 import type { Workspace } from './workspace.js';
-import { renderConfig } from './zookeeper-config.js';
+import { dataDirIn, renderConfig } from './zookeeper-config.js';
 import type { ZooKeeperOptions } from './zookeeper-options.js';
 import type { LaunchPlan } from './zookeeper-process.js';
 import { DYNAMIC_CONFIG_FILE, memberLine, reconfigEntries } from './reconfig.js';
@@ -85,7 +85,7 @@ export async function planMembers(
     });
     const dir = join(workspace.dir, `member-${id}`);
     const tls = workspace.tls === undefined || p.secure === undefined ? undefined : { securePort: p.secure, material: workspace.tls };
-    const config = renderConfig({ options, timing: workspace.timing, dataDir: join(dir, 'data'), clientPort: p.client, tls, roleEntries });
+    const config = renderConfig({ options, timing: workspace.timing, dataDir: dataDirIn(dir), clientPort: p.client, tls, roleEntries });
     return { workspace, dir, files: { 'zoo.cfg': config, 'data/myid': `${id}\n` }, clientPort: p.client, securePort: p.secure };
   });
   return { plans, links, ports };
@@ -102,7 +102,7 @@ export function dynamicPlan(
 ): LaunchPlan {
   const dir = join(workspace.dir, `member-${id}`);
   const roleEntries = { ...limits, ...reconfigEntries(dir) };
-  const config = renderConfig({ options, timing: workspace.timing, dataDir: join(dir, 'data'), clientPort: ports.client, roleEntries });
+  const config = renderConfig({ options, timing: workspace.timing, dataDir: dataDirIn(dir), clientPort: ports.client, roleEntries });
   const files = { 'zoo.cfg': config, [DYNAMIC_CONFIG_FILE]: lines.map((line) => `${line}\n`).join(''), 'data/myid': `${id}\n` };
   return { workspace, dir, files, clientPort: ports.client, securePort: undefined, writeOnce: true };
 }

@@ -1,6 +1,12 @@
+import { join } from 'node:path';
 import { LOOPBACK } from './loopback-ports.js';
 import type { TlsMaterial } from './tls-keystore.js';
 import type { Timing, ZooKeeperOptions } from './zookeeper-options.js';
+
+/** The data directory of a server or member whose files are in `dir`: its `conf` answer names it, which tells our JVM from another on the same port. */
+export function dataDirIn(dir: string): string {
+  return join(dir, 'data');
+}
 
 type ConfigEntries = Readonly<Record<string, string | number | boolean>>;
 

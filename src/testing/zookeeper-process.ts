@@ -8,6 +8,7 @@ import { JvmProcess } from './jvm-process.js';
 import type { JvmExit } from './jvm-process.js';
 import { acceptsConnections, LOOPBACK } from './loopback-ports.js';
 import { processState } from './process-status.js';
+import { dataDirIn } from './zookeeper-config.js';
 import type { Workspace } from './workspace.js';
 
 /**
@@ -262,6 +263,9 @@ export abstract class ZooKeeperProcess {
       async () => {
         const status = parseServerStatus(await fourLetterWord(plan.clientPort, 'srvr', { timeoutMs: PROBE_TIMEOUT_MS }));
         if (status === undefined || !SERVING_MODES.has(status.mode)) return undefined;
+        // Another ZooKeeper on the port answers too, until our JVM fails to bind it and exits
+        // (read as PORT_UNAVAILABLE): only ours names our data directory.
+        if (!(await fourLetterWord(plan.clientPort, 'conf', { timeoutMs: PROBE_TIMEOUT_MS })).includes(`dataDir=${dataDirIn(plan.dir)}/`)) return undefined;
         if (plan.securePort !== undefined && !(await acceptsConnections(plan.securePort, PROBE_TIMEOUT_MS))) return undefined;
         return status;
       },

@@ -1,11 +1,10 @@
-import { join } from 'node:path';
 import { allocatePort, retryOnPortConflict } from './loopback-ports.js';
 import { removeTempDir } from './temp-dir.js';
 import { HarnessError } from './harness-error.js';
 import type { X509Client } from './tls-keystore.js';
 import { createWorkspace } from './workspace.js';
 import type { Workspace } from './workspace.js';
-import { renderConfig } from './zookeeper-config.js';
+import { dataDirIn, renderConfig } from './zookeeper-config.js';
 import { validateOptions } from './zookeeper-options.js';
 import type { Timing, ZooKeeperOptions } from './zookeeper-options.js';
 import { ZooKeeperProcess } from './zookeeper-process.js';
@@ -126,6 +125,6 @@ export class ZooKeeperServer extends ZooKeeperProcess {
 async function planLaunch(options: ZooKeeperServerOptions, workspace: Workspace): Promise<LaunchPlan> {
   const clientPort = options.port ?? (await allocatePort());
   const tls = workspace.tls === undefined ? undefined : { securePort: await allocatePort(), material: workspace.tls };
-  const config = renderConfig({ options, timing: workspace.timing, dataDir: join(workspace.dir, 'data'), clientPort, tls });
+  const config = renderConfig({ options, timing: workspace.timing, dataDir: dataDirIn(workspace.dir), clientPort, tls });
   return { workspace, dir: workspace.dir, files: { 'zoo.cfg': config }, clientPort, securePort: tls?.securePort };
 }

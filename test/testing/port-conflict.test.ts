@@ -44,3 +44,22 @@ describe('a port conflict logged early in the start', { timeout: harnessBound(3,
     }
   });
 });
+
+describe('a chosen port another ZooKeeper already serves', { timeout: harnessBound(3, 2) }, () => {
+  it('is PORT_UNAVAILABLE: the other server is not taken for ours, and keeps serving', async () => {
+    // The readiness probe asked the port whether a ZooKeeper serves there, and the other one
+    // answered before our JVM failed to bind it: the start resolved, and the caller's writes
+    // went to the other server (found by a new-user trial, `zklock server --port`).
+    await using other = await ZooKeeperServer.start();
+    const second = new ZooKeeperServer({ port: other.port });
+    try {
+      await assert.rejects(second.start(), (error) => {
+        assert.ok(isHarnessError(error, 'PORT_UNAVAILABLE'), `PORT_UNAVAILABLE, not ${String(error)}`);
+        return true;
+      });
+    } finally {
+      await second.close();
+    }
+    assert.equal((await other.status())?.mode, 'standalone', 'the other server still serves');
+  });
+});
