@@ -175,6 +175,10 @@ describe('every public argument is checked at the call, before anything is sent'
     };
     expect('connectString', () => new ZooKeeperClient(any(5)));
     expect('connectString', () => new ZooKeeperClient(any(undefined)));
+    // A host no resolver can find, refused at once: accepted, each failed only after the whole connect timeout (ENOTFOUND).
+    for (const bad of ['bad string', 'a b c:2181', '127.0.0.1:2181,other host:2181', '[::1 ]:2181', 'host\t:2181', 'ho$t:2181']) {
+      expect(`bad host`, () => new ZooKeeperClient(bad));
+    }
     const client = new ZooKeeperClient(zk.server.connectString);
     try {
       // Accepted, a listener that is no function threw an uncaught TypeError from the client's close() below.

@@ -188,6 +188,8 @@ describe('fair mutex', () => {
     for (const timeout of [-1, Number.NaN]) {
       await assert.rejects(new Mutex(client, '/m/invalid').acquire({ timeout }), isLockError('INVALID_ARGUMENT'));
     }
+    // Infinity is refused too, saying how to wait without a bound (it read as "must be more than 0").
+    await assert.rejects(new Mutex(client, '/m/invalid').acquire({ timeout: Infinity }), (error) => isLockError('INVALID_ARGUMENT')(error) && /finite.*leave it out/.test((error as Error).message));
     assert.equal(client.lastZxid, zxid, 'no request reached the server');
     assert.equal(await zk.admin.exists('/m/invalid'), null);
   });

@@ -30,9 +30,14 @@ export function parseConnectString(connectString: string): ParsedConnectString {
   return { hosts, chroot };
 }
 
+/**
+ * A host is a name or IPv4 address (letters, digits, '.', '-', '_') or a bracketed IPv6 address
+ * (optionally with a zone, `%eth0`): anything else (a space, a stray character) no resolver would find, and
+ * is refused at once rather than after the whole connect timeout (ENOTFOUND).
+ */
 function parseHost(entry: string, whole: string): HostPort {
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
-  const plain = /^([^:[\]]+)(?::(\d+))?$/.exec(entry);
+  const bracketed = /^\[([0-9A-Fa-f:.]+(?:%[\w.-]+)?)\](?::(\d+))?$/.exec(entry);
+  const plain = /^([\w.-]+)(?::(\d+))?$/.exec(entry);
   const match = bracketed ?? plain;
   const port = match?.[2] === undefined ? DEFAULT_PORT : Number(match[2]);
   if (!match?.[1] || !Number.isInteger(port) || port < 1 || port > 65535) {

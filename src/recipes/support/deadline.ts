@@ -79,7 +79,7 @@ export class Deadline implements Timed {
     const { timeout, signal } = options;
     // 0 cannot spare the round trips of joining the queue, so it would refuse even a free lock: not a timeout (tryAcquire does not wait).
     if (timeout !== undefined && (typeof timeout !== 'number' || !(timeout > 0) || !Number.isFinite(timeout))) {
-      throw new LockError('INVALID_ARGUMENT', `timeout must be a number of ms more than 0 (to not wait, use tryAcquire()), got ${String(timeout)}`, { path, op });
+      throw new LockError('INVALID_ARGUMENT', `timeout must be a finite number of ms more than 0 (to wait without a bound, leave it out; to not wait, use tryAcquire()), got ${String(timeout)}`, { path, op });
     }
     // Every acquire makes its Deadline first: the hold bound is checked here too, before anything is created.
     checkHoldOptions(options, path, op);
