@@ -13,7 +13,7 @@ interface DemoFlags {
 
 const EXAMPLES = `
 Examples:
-  zklock demo                        # about 25 s (npx zklock demo in a project that installed zklock)
+  zklock demo                        # well under a minute (npx zklock demo in a project that installed zklock)
   zklock demo --workers 8 --locks 2 --duration 20s
 
 Needs Java 11+ and ZooKeeper 3.5+ on this machine: Debian's zookeeper package, or ZOOKEEPER_HOME
