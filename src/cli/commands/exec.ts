@@ -170,7 +170,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     if (interruptedBy) return interrupted(interruptedBy, `connecting to ${flags.connect}; the command was not run`);
     throw error;
   }
-  const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false, kind: flags.limit === undefined ? 'queue' : 'semaphore' });
+  const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false, announce: !flags.try, kind: flags.limit === undefined ? 'queue' : 'semaphore' });
   // Ends the wait for the lock (exit 69) once an expired session finds no new one in time; a lock held meanwhile is lost anyway (exit 75).
   const outage = new AbortController();
   using _report = new OutageReport(client, {
