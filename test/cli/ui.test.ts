@@ -148,6 +148,11 @@ describe('zklock ui in a real browser', () => {
     // Each contender's side, as status's KIND column says it.
     assert.deepEqual(await page.locator('section[data-path="/ui/live/config"] td.kind').allTextContents(), ['shared', 'exclusive']);
     assert.equal(await page.locator('section[data-path="/ui/live/encoders"] .badge').first().textContent(), 'semaphore');
+    // A waiter's czxid becomes a fencing token only if it gets the lock: no token is shown for it.
+    const tokenCells = (lock: string, role: string): Promise<string[]> => page.locator(`section[data-path="${lock}"] tr.${role} td[data-label="Fencing token"]`).allTextContents();
+    for (const lock of ['/ui/live/backup', '/ui/live/config', '/ui/live/encoders']) assert.match((await tokenCells(lock, 'holder')).join(), /^\d+$/, `${lock}'s holder has its token`);
+    assert.deepEqual(await tokenCells('/ui/live/backup', 'waiter'), ['—', '—']);
+    assert.deepEqual(await tokenCells('/ui/live/config', 'waiter'), ['—']);
     assert.match((await page.locator('#identity').textContent()) ?? '', new RegExp(server.connectString.replace(/\./g, '\\.')));
     assert.equal(await page.locator('button[data-action]').count(), 0, 'no admin buttons without --allow-admin');
 
