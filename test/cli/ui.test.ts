@@ -700,6 +700,15 @@ describe('zklock ui in a real browser', () => {
     await page.close();
   });
 
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    it(`says on stderr that ${signal} stopped it, and exits ${code}`, async () => {
+      const { run } = await startUi('/ui/stop');
+      run.child.kill(signal);
+      assert.equal(await run.exited(ROUND_TRIPS_MS), code, run.stderr());
+      assert.match(run.stderr(), new RegExp(`^zklock: ui interrupted by ${signal}; stopped serving \\S+\\n$`));
+    });
+  }
+
   it('keeps the history it has seen across a reload, even of a restarted zklock ui', async () => {
     const root = '/ui/reload';
     const first = await new Mutex(await client(), `${root}/job`, { ownerId: 'ann' }).acquire();
