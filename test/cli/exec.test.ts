@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -160,17 +160,42 @@ describe('zklock exec', () => {
     assert.equal(await run.exited(), 0, run.stderr());
   });
 
-  it('exits 127 for a command that does not exist, 2 for bad usage, and releases', async () => {
+  it('exits 127 for a command that does not exist, 2 for bad usage, and takes no lock', async () => {
     const missing = await runCli(['exec', '/cli/missing', '--', 'no-such-command-zklock'], env);
     assert.equal(missing.code, 127);
     assert.match(missing.stderr, /command not found: no-such-command-zklock/);
-    assert.deepEqual((await client.getChildren('/cli/missing')).children, []);
+    assert.equal(await client.exists('/cli/missing'), null, 'refused before the lock was even looked at');
     assert.equal((await runCli(['exec', 'relative/path', '--', 'true'], env)).code, 2);
     assert.equal((await runCli(['exec', '--read', '--write', '/cli/rw', '--', 'true'], env)).code, 2);
     assert.equal((await runCli(['exec', '--timeout', 'soon', '/cli/x', '--', 'true'], env)).code, 2);
     const tryTimeout = await runCli(['exec', '--try', '--timeout', '5s', '/cli/x', '--', 'true'], env);
     assert.equal(tryTimeout.code, 2, tryTimeout.stderr);
     assert.match(tryTimeout.stderr, /--try does not wait for the lock: --timeout cannot be combined with it/);
+  });
+
+  it('refuses a command it cannot run before it queues: 127 not found, 126 not executable, no node made', async () => {
+    const holder = await new Mutex(client, '/cli/resolve', { ownerId: 'the-holder' }).acquire({ timeout: ROUND_TRIPS_MS });
+    const plain = join(dir, 'not-executable.sh');
+    writeFileSync(plain, '#!/bin/sh\n', { mode: 0o644 });
+    const cases: [string[], NodeJS.ProcessEnv, number, RegExp][] = [
+      [['/nonexistent/cmd'], env, 127, /command not found: \/nonexistent\/cmd/],
+      [['./no-such-command-zklock'], env, 127, /command not found: \.\/no-such-command-zklock/],
+      [['no-such-command-zklock'], env, 127, /command not found: no-such-command-zklock/],
+      [[plain], env, 126, /cannot execute .*not-executable\.sh: permission denied/],
+      [[dir], env, 126, /cannot execute /],
+      // A bare name is looked for on PATH only, as spawn does: the file beside us is not it.
+      [['not-executable.sh'], { ...env, PATH: dir }, 126, /cannot execute not-executable\.sh: permission denied/],
+      [['true'], { ...env, PATH: join(dir, 'nowhere') }, 127, /command not found: true/],
+    ];
+    for (const [command, runEnv, code, message] of cases) {
+      // Before, each queued behind the holder and waited out the timeout (74).
+      const run = await runCli(['exec', '--timeout', '4s', '/cli/resolve', '--', ...command], runEnv);
+      assert.equal(run.code, code, `${command.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, message);
+      assert.match(run.stderr, /the lock was not taken/);
+    }
+    assert.equal((await client.getChildren('/cli/resolve')).children.length, 1, 'only the holder ever queued');
+    await holder.release();
   });
 
   it('exits 77 and runs nothing when the server refuses the --auth credentials', async () => {
