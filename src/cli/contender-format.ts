@@ -3,8 +3,11 @@ import { REVOKED_OWNER } from '../index.js';
 import { formatAge } from './timing.js';
 import { hexId } from '../client/diagnostics.js';
 
-/** A contender as JSON: bigints become decimal strings (JSON has no 64-bit integers). */
-export function contenderJson(c: ContenderInfo, now = Date.now()): Record<string, unknown> {
+/**
+ * A contender as JSON: bigints become decimal strings (JSON has no 64-bit integers). Only a
+ * holder has a `fencingToken`: a waiter's czxid becomes one only if it gets the lock.
+ */
+export function contenderJson(c: ContenderInfo, holder: boolean, now = Date.now()): Record<string, unknown> {
   return {
     node: c.path,
     kind: c.kind,
@@ -15,7 +18,7 @@ export function contenderJson(c: ContenderInfo, now = Date.now()): Record<string
     createdAt: c.createdAt.toISOString(),
     ageMs: now - c.createdAt.getTime(),
     ...(c.heldSince ? { heldSince: c.heldSince.toISOString(), heldForMs: now - c.heldSince.getTime(), heldExact: c.heldSinceExact === true } : {}),
-    fencingToken: c.fencingToken.toString(),
+    ...(holder ? { fencingToken: c.fencingToken.toString() } : {}),
   };
 }
 
@@ -40,7 +43,7 @@ export function holdingText(c: ContenderInfo, now = Date.now()): string {
   return `${c.heldSinceExact ? '' : '≥ '}${formatAge(now - c.heldSince.getTime())}`;
 }
 
-/** A status row: a holder's HOLDING apart from its QUEUED (the time since it joined the queue). */
+/** A status row: a holder's HOLDING apart from its QUEUED (the time since it joined the queue); a waiter has neither a hold nor a fencing token. */
 export function contenderRow(role: string, c: ContenderInfo, holder: boolean, now = Date.now()): string[] {
-  return [role, ownerLabel(c.owner.id, c.revocationRequested), holder ? holdingText(c, now) : '-', formatAge(now - c.createdAt.getTime()), c.fencingToken.toString(), c.kind, c.name];
+  return [role, ownerLabel(c.owner.id, c.revocationRequested), holder ? holdingText(c, now) : '-', formatAge(now - c.createdAt.getTime()), holder ? c.fencingToken.toString() : '-', c.kind, c.name];
 }

@@ -9,6 +9,12 @@ export interface ProgressOptions {
   live: boolean;
   /** Log every change of position, holder or session state as its own line. */
   verbose: boolean;
+  /**
+   * Without the two above, say once that we wait when a look finds us queued behind another
+   * (stderr is not a terminal: cron, CI, a log): a process never waits silently, and a lock free
+   * at once leaves scripts' stderr clean. Off for a try, which does not wait for the lock.
+   */
+  announce: boolean;
   /** The kind of lock waited for: known from the flags, so a mutex beside a `locks` folder is not read as a semaphore. */
   kind: LockState['kind'];
 }
@@ -18,7 +24,7 @@ export interface ProgressOptions {
  * shows when it fits; `short` says the same with the lock path last, for a narrow terminal,
  * where cutting the end loses only the path the user typed, never the holder or its age.
  */
-export function describeWait(state: LockState, ownerId: string, now = Date.now()): { key: string; text: string; short: string } {
+export function describeWait(state: LockState, ownerId: string, now = Date.now()): { key: string; text: string; short: string; queued: boolean } {
   const position = state.waiters.findIndex((w) => w.owner.id === ownerId) + 1;
   const holder: ContenderInfo | undefined = state.holders[0];
   const where = position > 0 ? `position ${position} of ${state.waiters.length} in the queue` : 'joining the queue';
@@ -29,6 +35,7 @@ export function describeWait(state: LockState, ownerId: string, now = Date.now()
     key: `${position}|${state.holders.map((h) => h.name).join(',')}`,
     text: `waiting for ${state.lockPath}: ${where}; ${held}`,
     short: `${queued}; ${held}; ${state.lockPath}`,
+    queued: position > 0,
   };
 }
 
@@ -41,7 +48,7 @@ function liveLine(wait: { text: string; short: string }, columns: number): strin
 
 /**
  * Shows the wait on stderr until stopped, and with --verbose every session change until closed: a live line on a terminal, change logs with --verbose,
- * nothing otherwise (so scripts' stderr stays clean). Inspection failures are not fatal: the
+ * otherwise one line once we are found waiting (see ProgressOptions.announce). Inspection failures are not fatal: the
  * acquire itself decides success; the display only goes quiet until the next poll works.
  */
 export class WaitProgress {
@@ -59,7 +66,7 @@ export class WaitProgress {
   ) {}
 
   start(): void {
-    if (!this.options.live && !this.options.verbose) return;
+    if (!this.options.live && !this.options.verbose && !this.options.announce) return;
     if (this.options.verbose) this.client.on('state', this.onState);
     this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.timer.unref();
@@ -97,6 +104,12 @@ export class WaitProgress {
       if (!this.timer) return;
       if (key !== this.lastKey) this.log(text);
       this.lastKey = key;
+      if (!this.options.live && !this.options.verbose && wait.queued) {
+        // Announcing only: once said, the wait has nothing more to show.
+        this.say(text);
+        this.stop();
+        return;
+      }
       if (this.options.live) {
         process.stderr.write(`\r\x1b[2K${liveLine(wait, process.stderr.columns || 80)}`);
         this.drawn = true;

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { Mutex, ZooKeeperClient } from '../../src/index.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Mutex, Semaphore, ZooKeeperClient } from '../../src/index.js';
 import { ZooKeeperServer } from '../../src/testing/index.js';
 import { ROUND_TRIPS_MS } from '../support/bounds.js';
 import { eventually } from '../support/wait.js';
@@ -42,7 +43,32 @@ describe('zklock exec', () => {
       assert.ok(BigInt(spans[i]!.token) > BigInt(spans[i - 1]!.token), 'fencing tokens increase');
     }
     assert.deepEqual((await client.getChildren('/cli/mutex')).children, []);
-    assert.deepEqual(runs.map((r) => r.stderr()), ['', '', ''], 'silent while waiting when stderr is not a terminal');
+    for (const run of runs) assert.match(run.stderr(), /^(|zklock: waiting for \/cli\/mutex: position \d of \d in the queue; held by [^\n]+\n)$/, 'at most one line each, and only for a wait');
+  });
+
+  it('says once on stderr that it waits when stderr is not a terminal, and nothing for a free lock', async () => {
+    const free = await runCli(['exec', '/cli/announce', '--', process.execPath, '-e', ''], env);
+    assert.equal(free.code, 0, free.stderr);
+    assert.equal(free.stderr, '', 'a free lock: stderr stays clean');
+    const holder = await new Mutex(client, '/cli/announce', { ownerId: 'the-holder' }).acquire({ timeout: ROUND_TRIPS_MS });
+    const first = startCli(['exec', '/cli/announce', '--', process.execPath, '-e', ''], env);
+    await eventually(() => /^zklock: waiting for \/cli\/announce: position 1 of 1 in the queue; held by the-holder for /.test(first.stderr()), ROUND_TRIPS_MS, 'the first waiter says it waits');
+    const second = startCli(['exec', '/cli/announce', '--', process.execPath, '-e', ''], env);
+    await eventually(() => /^zklock: waiting for \/cli\/announce: position 2 of 2 in the queue; held by the-holder for /.test(second.stderr()), ROUND_TRIPS_MS, 'the second waiter says it waits');
+    // Nothing to ask the server for here: "no second line" needs a few of the waiters' polls (500 ms apart) to pass.
+    await delay(1_500);
+    await holder.release();
+    assert.deepEqual(await Promise.all([first.exited(), second.exited()]), [0, 0]);
+    for (const run of [first, second]) assert.equal(run.stderr().split('\n').length, 2, `one line, not a log: ${run.stderr()}`);
+  });
+
+  it('says once on stderr that a semaphore wait waits', async () => {
+    const holder = await new Semaphore(client, '/cli/announce-sem', 1, { ownerId: 'the-holder' }).acquire({ timeout: ROUND_TRIPS_MS });
+    const run = startCli(['exec', '--limit', '1', '/cli/announce-sem', '--', process.execPath, '-e', ''], env);
+    await eventually(() => /^zklock: waiting for \/cli\/announce-sem: position 1 of 1 in the queue; held by the-holder for /.test(run.stderr()), ROUND_TRIPS_MS, 'the wait said');
+    await holder.release();
+    assert.equal(await run.exited(), 0, run.stderr());
+    assert.equal(run.stderr().split('\n').length, 2, run.stderr());
   });
 
   it('--read lets readers share the lock and keeps a writer out', async () => {
@@ -134,17 +160,42 @@ describe('zklock exec', () => {
     assert.equal(await run.exited(), 0, run.stderr());
   });
 
-  it('exits 127 for a command that does not exist, 2 for bad usage, and releases', async () => {
+  it('exits 127 for a command that does not exist, 2 for bad usage, and takes no lock', async () => {
     const missing = await runCli(['exec', '/cli/missing', '--', 'no-such-command-zklock'], env);
     assert.equal(missing.code, 127);
     assert.match(missing.stderr, /command not found: no-such-command-zklock/);
-    assert.deepEqual((await client.getChildren('/cli/missing')).children, []);
+    assert.equal(await client.exists('/cli/missing'), null, 'refused before the lock was even looked at');
     assert.equal((await runCli(['exec', 'relative/path', '--', 'true'], env)).code, 2);
     assert.equal((await runCli(['exec', '--read', '--write', '/cli/rw', '--', 'true'], env)).code, 2);
     assert.equal((await runCli(['exec', '--timeout', 'soon', '/cli/x', '--', 'true'], env)).code, 2);
     const tryTimeout = await runCli(['exec', '--try', '--timeout', '5s', '/cli/x', '--', 'true'], env);
     assert.equal(tryTimeout.code, 2, tryTimeout.stderr);
     assert.match(tryTimeout.stderr, /--try does not wait for the lock: --timeout cannot be combined with it/);
+  });
+
+  it('refuses a command it cannot run before it queues: 127 not found, 126 not executable, no node made', async () => {
+    const holder = await new Mutex(client, '/cli/resolve', { ownerId: 'the-holder' }).acquire({ timeout: ROUND_TRIPS_MS });
+    const plain = join(dir, 'not-executable.sh');
+    writeFileSync(plain, '#!/bin/sh\n', { mode: 0o644 });
+    const cases: [string[], NodeJS.ProcessEnv, number, RegExp][] = [
+      [['/nonexistent/cmd'], env, 127, /command not found: \/nonexistent\/cmd/],
+      [['./no-such-command-zklock'], env, 127, /command not found: \.\/no-such-command-zklock/],
+      [['no-such-command-zklock'], env, 127, /command not found: no-such-command-zklock/],
+      [[plain], env, 126, /cannot execute .*not-executable\.sh: permission denied/],
+      [[dir], env, 126, /cannot execute /],
+      // A bare name is looked for on PATH only, as spawn does: the file beside us is not it.
+      [['not-executable.sh'], { ...env, PATH: dir }, 126, /cannot execute not-executable\.sh: permission denied/],
+      [['true'], { ...env, PATH: join(dir, 'nowhere') }, 127, /command not found: true/],
+    ];
+    for (const [command, runEnv, code, message] of cases) {
+      // Before, each queued behind the holder and waited out the timeout (74).
+      const run = await runCli(['exec', '--timeout', '4s', '/cli/resolve', '--', ...command], runEnv);
+      assert.equal(run.code, code, `${command.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, message);
+      assert.match(run.stderr, /the lock was not taken/);
+    }
+    assert.equal((await client.getChildren('/cli/resolve')).children.length, 1, 'only the holder ever queued');
+    await holder.release();
   });
 
   it('exits 77 and runs nothing when the server refuses the --auth credentials', async () => {

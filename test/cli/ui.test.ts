@@ -148,6 +148,11 @@ describe('zklock ui in a real browser', () => {
     // Each contender's side, as status's KIND column says it.
     assert.deepEqual(await page.locator('section[data-path="/ui/live/config"] td.kind').allTextContents(), ['shared', 'exclusive']);
     assert.equal(await page.locator('section[data-path="/ui/live/encoders"] .badge').first().textContent(), 'semaphore');
+    // A waiter's czxid becomes a fencing token only if it gets the lock: no token is shown for it.
+    const tokenCells = (lock: string, role: string): Promise<string[]> => page.locator(`section[data-path="${lock}"] tr.${role} td[data-label="Fencing token"]`).allTextContents();
+    for (const lock of ['/ui/live/backup', '/ui/live/config', '/ui/live/encoders']) assert.match((await tokenCells(lock, 'holder')).join(), /^\d+$/, `${lock}'s holder has its token`);
+    assert.deepEqual(await tokenCells('/ui/live/backup', 'waiter'), ['—', '—']);
+    assert.deepEqual(await tokenCells('/ui/live/config', 'waiter'), ['—']);
     assert.match((await page.locator('#identity').textContent()) ?? '', new RegExp(server.connectString.replace(/\./g, '\\.')));
     assert.equal(await page.locator('button[data-action]').count(), 0, 'no admin buttons without --allow-admin');
 
@@ -694,6 +699,15 @@ describe('zklock ui in a real browser', () => {
     await (await waiter).release();
     await page.close();
   });
+
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    it(`says on stderr that ${signal} stopped it, and exits ${code}`, async () => {
+      const { run } = await startUi('/ui/stop');
+      run.child.kill(signal);
+      assert.equal(await run.exited(ROUND_TRIPS_MS), code, run.stderr());
+      assert.match(run.stderr(), new RegExp(`^zklock: ui interrupted by ${signal}; stopped serving \\S+\\n$`));
+    });
+  }
 
   it('keeps the history it has seen across a reload, even of a restarted zklock ui', async () => {
     const root = '/ui/reload';

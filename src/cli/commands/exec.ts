@@ -10,7 +10,7 @@ import { addConnectionOptions, closeClient, connectClient } from '../connection.
 import { EXIT, exitCodesHelp } from '../exit-codes.js';
 import { selectLock } from '../lock-kind.js';
 import { parseAcl, parseDuration, parseLongDuration, parsePositiveDuration, parsePositiveLongDuration, parsePositiveInteger, parseSignal, parseZnodePath } from '../parse-values.js';
-import { runChild } from '../run-child.js';
+import { checkCommand, runChild } from '../run-child.js';
 import type { ForwardedSignal } from '../signals.js';
 import { SignalRouter, interrupted, signalExitCode } from '../signals.js';
 import { bounded } from '../timing.js';
@@ -157,6 +157,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
   const revocable = flags.revocable === true || flags.revocableSignal !== undefined;
   if (flags.owner === '') throw new CliError('--owner must not be empty', EXIT.USAGE);
   const ownerId = flags.owner ?? `${hostname()}:${process.pid}`;
+  checkCommand(program, process.env);
   const interrupt = new AbortController();
   let interruptedBy: ForwardedSignal | undefined;
   using router = new SignalRouter((signal) => {
@@ -170,7 +171,7 @@ async function exec(lockPath: string, argv: string[], flags: ExecFlags): Promise
     if (interruptedBy) return interrupted(interruptedBy, `connecting to ${flags.connect}; the command was not run`);
     throw error;
   }
-  const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false, kind: flags.limit === undefined ? 'queue' : 'semaphore' });
+  const progress = new WaitProgress(client, lockPath, ownerId, { live: !flags.try && process.stderr.isTTY, verbose: flags.verbose ?? false, announce: !flags.try, kind: flags.limit === undefined ? 'queue' : 'semaphore' });
   // Ends the wait for the lock (exit 69) once an expired session finds no new one in time; a lock held meanwhile is lost anyway (exit 75).
   const outage = new AbortController();
   using _report = new OutageReport(client, {

@@ -41,7 +41,7 @@ export function statusCommand(): Command {
       }
       const now = Date.now();
       if (flags.json) {
-        const json = { lockPath, holders: state.holders.map((c) => contenderJson(c, now)), waiters: state.waiters.map((c) => contenderJson(c, now)) };
+        const json = { lockPath, holders: state.holders.map((c) => contenderJson(c, true, now)), waiters: state.waiters.map((c) => contenderJson(c, false, now)) };
         process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
         return;
       }

@@ -55,6 +55,8 @@ export function uiCommand(): Command {
       const log = (line: string): void => void process.stdout.write(`${line}\n`);
       const admin = flags.allowAdmin ? new AdminActions(client, tree.model, log) : undefined;
       const server = await UiServer.start({ host: flags.host, port: flags.port, tree, identity: identityOf(flags), ...(admin ? { admin } : {}) });
+      // Without the address's secret, and taken now: a closed server has no port.
+      const origin = new URL(server.url).origin;
       try {
         log(`zklock ui: ${server.url} (locks under ${flags.root}${admin ? ', admin actions on' : ''}; Ctrl-C to stop)`);
         await tree.start();
@@ -63,9 +65,12 @@ export function uiCommand(): Command {
         await tree.stop();
         await server.close();
       }
-      // Stopped by a signal, as every command is: 130 for Ctrl-C, so a script can tell.
+      // Stopped by a signal, as every command is: 130 for Ctrl-C, so a script can tell; said on
+      // stderr as server and demo say it.
       const by = received();
-      return by ? signalExitCode(by) : undefined;
+      if (!by) return undefined;
+      process.stderr.write(`zklock: ui interrupted by ${by}; stopped serving ${origin}\n`);
+      return signalExitCode(by);
     });
   });
 }

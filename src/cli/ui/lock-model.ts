@@ -23,9 +23,13 @@ export interface ContenderView {
   /** Holders: a time by which the hold had begun (ContenderInfo.heldSince); `heldExact` when it began then. */
   heldSince?: number;
   heldExact?: true;
-  token: string;
   revoking?: true;
   downgraded?: true;
+}
+
+/** Only a holder has a fencing token: a waiter's czxid becomes one only if it gets the lock. */
+export interface HolderView extends ContenderView {
+  token: string;
 }
 
 export type HistoryType = 'acquired' | 'released' | 'forced' | 'revoke';
@@ -40,7 +44,7 @@ export interface HistoryEvent {
 export interface LockView {
   path: string;
   kind: ShownKind;
-  holders: ContenderView[];
+  holders: HolderView[];
   waiters: ContenderView[];
   /** Waiters beyond those sent. */
   moreWaiters: number;
@@ -71,10 +75,13 @@ function view(c: ContenderInfo): ContenderView {
     since: c.createdAt.getTime(),
     ...(c.heldSince ? { heldSince: c.heldSince.getTime() } : {}),
     ...(c.heldSinceExact ? { heldExact: true as const } : {}),
-    token: c.fencingToken.toString(),
     ...(c.revocationRequested ? { revoking: true as const } : {}),
     ...(c.downgraded ? { downgraded: true as const } : {}),
   };
+}
+
+function holderView(c: ContenderInfo): HolderView {
+  return { ...view(c), token: c.fencingToken.toString() };
 }
 
 function keep<T>(list: T[], item: T): void {
@@ -124,7 +131,7 @@ export class LockModel {
       this.locks.delete(path);
       return { upserts: [], removed: [path] };
     }
-    const holders = scanned.state.holders.map(view);
+    const holders = scanned.state.holders.map(holderView);
     const waiters = scanned.state.waiters.map(view);
     const next: LockView = {
       path,

@@ -143,7 +143,8 @@ function contenderRow(lock, c, role) {
     el('td', { class: 'mono' }, c.pid === undefined ? '—' : String(c.pid)),
     el('td', { class: 'mono' }, c.session),
     heldOrWaited(c, holder),
-    el('td', { class: 'mono' }, c.token),
+    // A waiter has no fencing token yet: its czxid becomes one only if it gets the lock.
+    el('td', { class: 'mono' }, c.token ?? '—'),
   );
   // At phone width the rows are stacked as cards: each cell names its column itself (app.css).
   [...row.children].forEach((cell, i) => cell.setAttribute('data-label', COLUMNS[i]));
